@@ -1,0 +1,33 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Dependency direction (SwiftNIO-style): the pure core knows nothing of I/O;
+// the shells (SQLite store, OpenSSL transport) wrap it; the CLI wires them together.
+let package = Package(
+    name: "GroupSync",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "groupsync", targets: ["groupsync"]),
+    ],
+    targets: [
+        // C libraries from Debian, reached through tiny shim modules.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+
+        // Pure, deterministic: values, clocks, merge rules, device IDs, JSON. No sockets, files or wall clocks.
+        .target(name: "GroupSyncCore"),
+        // SQLite shell: the durable, multi-process App Group store.
+        .target(name: "GroupSyncStore", dependencies: ["GroupSyncCore", "CSQLite"]),
+        // OpenSSL shell: device certificates and mutually authenticated TLS 1.3.
+        .target(name: "GroupSyncTransport", dependencies: ["GroupSyncCore", "COpenSSL"]),
+        // The command line, as a library so tests can reach its parser.
+        .target(name: "GroupSyncCLI", dependencies: ["GroupSyncCore", "GroupSyncStore", "GroupSyncTransport"]),
+        .executableTarget(name: "groupsync", dependencies: ["GroupSyncCLI"]),
+
+        .testTarget(name: "GroupSyncCoreTests", dependencies: ["GroupSyncCore"]),
+        .testTarget(name: "GroupSyncStoreTests", dependencies: ["GroupSyncStore"]),
+        .testTarget(name: "GroupSyncTransportTests", dependencies: ["GroupSyncTransport"]),
+        // Runs the real `groupsync` binary in temporary homes.
+        .testTarget(name: "GroupSyncCLITests", dependencies: ["groupsync", "GroupSyncCore"]),
+    ]
+)

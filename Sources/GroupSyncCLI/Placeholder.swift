@@ -1,0 +1,1 @@
+// The CLI; see CommandLineTool.swift.

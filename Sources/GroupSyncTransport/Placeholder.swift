@@ -1,0 +1,1 @@
+// Device certificates and TLS; see DeviceCertificate.swift.

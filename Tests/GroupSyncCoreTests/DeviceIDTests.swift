@@ -3,7 +3,7 @@ import Testing
 
 @Suite struct DeviceIDTests {
     @Test func textFormRoundTrips() throws {
-        let id = try DeviceID(bytes: (0..<32).map { UInt8($0 &* 37 &+ 11) })
+        let id = try DeviceID(bytes: (0..<32).map { UInt8(truncatingIfNeeded: $0 * 37 + 11) })
         let text = id.description
         #expect(text.count == 63)
         #expect(text.split(separator: "-").count == 8)

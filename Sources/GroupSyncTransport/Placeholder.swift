@@ -1,1 +1,0 @@
-// Device certificates and TLS; see DeviceCertificate.swift.

@@ -1,0 +1,94 @@
+import GroupSyncCore
+
+/// Everything that can go wrong in the transport, each case with a message that says what happened
+/// and, where the user can act, what to do. Messages go straight into logs and CLI output.
+public enum TransportError: Error, Equatable, Sendable, CustomStringConvertible {
+    // Certificates and keys.
+    case notAPEMCertificate(detail: String)
+    case notAPEMPrivateKey(detail: String)
+    case keyDoesNotMatchCertificate
+    case certificateSignatureInvalid
+    case certificateGenerationFailed(detail: String)
+
+    // TLS set-up.
+    case tlsSetupFailed(detail: String)
+
+    // Peer authentication.
+    /// The peer proved it holds this device ID's key, but that device is not paired with us.
+    case peerNotAllowed(DeviceID)
+    /// We dialled a specific device and a different (though maybe paired) device answered.
+    case unexpectedPeer(expected: DeviceID, presented: DeviceID)
+    case peerPresentedNoCertificate
+    /// The peer aborted the handshake or the first read with a TLS alert: usually it does not know our device ID.
+    case refusedByPeer(alert: String, ourDeviceID: DeviceID)
+    case handshakeFailed(detail: String)
+    case handshakeTimedOut(after: Duration)
+
+    // Sockets.
+    case addressResolutionFailed(host: String, detail: String)
+    case connectFailed(host: String, port: UInt16, detail: String)
+    case connectTimedOut(host: String, port: UInt16, after: Duration)
+    case bindFailed(host: String, port: UInt16, detail: String)
+    case acceptFailed(detail: String)
+    case listenerClosed
+
+    // Data transfer.
+    case readTimedOut(after: Duration)
+    case writeTimedOut(after: Duration)
+    /// The peer went away without a TLS close_notify: a crash, a reset or a cut network.
+    case connectionLost(detail: String)
+    /// `close()` or `shutdown()` was called on this connection, possibly from another thread.
+    case connectionClosedLocally
+    case ioFailed(detail: String)
+
+    public var description: String {
+        switch self {
+        case .notAPEMCertificate(let detail):
+            return "certificate file is not a PEM certificate (\(detail)); expected text starting with -----BEGIN CERTIFICATE-----. Restore the file or create a new identity."
+        case .notAPEMPrivateKey(let detail):
+            return "private key file is not a PEM private key (\(detail)); expected text starting with -----BEGIN PRIVATE KEY-----. Restore the file or create a new identity."
+        case .keyDoesNotMatchCertificate:
+            return "the private key does not belong to the certificate; restore the matching pair of files or create a new identity"
+        case .certificateSignatureInvalid:
+            return "the certificate's self-signature does not verify: the file is corrupt; restore it or create a new identity"
+        case .certificateGenerationFailed(let detail):
+            return "could not generate a device certificate: \(detail)"
+        case .tlsSetupFailed(let detail):
+            return "could not set up TLS with this device's certificate: \(detail)"
+        case .peerNotAllowed(let id):
+            return "refused device \(id): it is not paired with this device. If you trust it, pair it by adding this device ID."
+        case .unexpectedPeer(let expected, let presented):
+            return "expected device \(expected) but device \(presented) answered; check the address configured for that peer"
+        case .peerPresentedNoCertificate:
+            return "the peer presented no certificate, so it cannot be identified; it is not a GroupSync device"
+        case .refusedByPeer(let alert, let ours):
+            return "the peer refused the connection (\(alert)); it has probably not paired this device yet: add device ID \(ours) on the other side"
+        case .handshakeFailed(let detail):
+            return "TLS handshake failed: \(detail) (the peer may not speak TLS 1.3 or may not be a GroupSync device)"
+        case .handshakeTimedOut(let after):
+            return "TLS handshake did not finish within \(after); the peer is too slow or not speaking TLS"
+        case .addressResolutionFailed(let host, let detail):
+            return "cannot resolve host '\(host)': \(detail); check the peer's address"
+        case .connectFailed(let host, let port, let detail):
+            return "cannot connect to \(host) port \(port): \(detail)"
+        case .connectTimedOut(let host, let port, let after):
+            return "connecting to \(host) port \(port) timed out after \(after); the peer may be offline or a firewall drops the traffic"
+        case .bindFailed(let host, let port, let detail):
+            return "cannot listen on \(host) port \(port): \(detail); choose another port or stop the program using it"
+        case .acceptFailed(let detail):
+            return "accepting a connection failed: \(detail)"
+        case .listenerClosed:
+            return "the listener was closed"
+        case .readTimedOut(let after):
+            return "the peer sent nothing for \(after)"
+        case .writeTimedOut(let after):
+            return "the peer accepted no data for \(after); the connection is no longer usable"
+        case .connectionLost(let detail):
+            return "connection lost: \(detail)"
+        case .connectionClosedLocally:
+            return "the connection was closed by this device"
+        case .ioFailed(let detail):
+            return "connection failed: \(detail)"
+        }
+    }
+}

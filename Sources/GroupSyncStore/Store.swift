@@ -1,20 +1,12 @@
 import CSQLite
 import GroupSyncCore
 
-/// One change in this store's local history: its position (`sequence`, increasing, local to this store)
-/// and the entry as it now stands. Watchers and replication read the history by sequence, so catching up
-/// costs what changed, not the size of the store.
-public struct Change: Hashable, Sendable {
-    public var sequence: Int64
-    public var entry: Entry
-}
-
 /// The durable App Group store of one device: SQLite in WAL mode, shared by every process on the machine.
 ///
 /// Every write runs in an immediate transaction that reads the store's clock, ticks it, writes the entry
 /// and the clock back, and commits with `synchronous=FULL`: when a write returns, it is on disk, and the
 /// hybrid clock is monotonic across all processes that share the file.
-public final class Store {
+public final class Store: ReplicaStore {
     public let path: String
     public let device: DeviceID
     /// A random ID made with the store. A peer that remembers how far it read us drops that memory when
@@ -84,17 +76,12 @@ public final class Store {
 
     // MARK: Remote entries
 
-    public struct ApplyResult: Sendable {
-        /// Entries that won and are now stored, with their new local sequence.
-        public var applied: [Change] = []
-        /// Entries that lost to what the store already holds (including exact duplicates).
-        public var superseded = 0
-        /// Entries refused because their clock is too far ahead; the sender should offer them again later.
-        public var refused: [(entry: Entry, reason: ClockError)] = []
-    }
-
     /// Merges entries from a peer, in one transaction: all of them are durable together or none is.
     public func apply(_ entries: [Entry]) throws(StoreError) -> ApplyResult {
+        try apply(entries, physicalMillis: physicalClock())
+    }
+
+    public func apply(_ entries: [Entry], physicalMillis now: Int64) throws(StoreError) -> ApplyResult {
         for entry in entries {
             try Self.validate(suite: entry.suite, key: entry.key)
             if let value = entry.value, !value.isStorable { throw .invalidEntry("non-finite number in \(entry.suite)/\(entry.key)") }
@@ -102,7 +89,6 @@ public final class Store {
         let result = try database.transaction(immediate: true) { () throws(StoreError) -> ApplyResult in
             var result = ApplyResult()
             var clock = HybridClock(last: try readClock(), maxForwardDriftMillis: maxForwardDriftMillis)
-            let now = physicalClock()
             for entry in entries {
                 do throws(ClockError) {
                     try clock.observe(entry.version.hlc, physicalMillis: now)
@@ -121,6 +107,29 @@ public final class Store {
         }
         if !result.applied.isEmpty { didCommit?() }
         return result
+    }
+
+    // MARK: Peer watermarks
+
+    /// How far we have read a peer's history, or `nil` if never (or the peer's store was recreated
+    /// since, which the caller detects by comparing store IDs).
+    public func watermark(peer: DeviceID) throws(StoreError) -> Watermark? {
+        let statement = try cached("SELECT store_id, sequence FROM watermarks WHERE peer = ?1")
+        defer { statement.reset() }
+        statement.bind(1, peer.bytes)
+        guard try statement.step() else { return nil }
+        return Watermark(storeID: statement.string(0), sequence: statement.int64(1))
+    }
+
+    public func setWatermark(_ watermark: Watermark, peer: DeviceID) throws(StoreError) {
+        let statement = try cached("""
+            INSERT INTO watermarks(peer, store_id, sequence) VALUES (?1, ?2, ?3)
+            ON CONFLICT(peer) DO UPDATE SET store_id = excluded.store_id, sequence = excluded.sequence
+            """)
+        statement.bind(1, peer.bytes)
+        statement.bind(2, watermark.storeID)
+        statement.bind(3, watermark.sequence)
+        try database.transaction(immediate: true) { () throws(StoreError) in try statement.run() }
     }
 
     // MARK: Reads

@@ -1,3 +1,4 @@
+import GroupSyncCore
 import GroupSyncStore
 
 /// `groupsync delete SUITE KEY`: writes a tombstone that replicates like any other write.

@@ -30,6 +30,8 @@ enum StoreSchema {
                   PRIMARY KEY(suite, key)) WITHOUT ROWID;
                 CREATE UNIQUE INDEX entries_by_seq ON entries(seq);
                 CREATE TABLE meta(name TEXT PRIMARY KEY, value BLOB) WITHOUT ROWID;
+                -- per peer: which of its stores (epoch) we have read, and up to which of its sequences
+                CREATE TABLE watermarks(peer BLOB PRIMARY KEY, store_id TEXT NOT NULL, sequence INTEGER NOT NULL) WITHOUT ROWID;
                 """)
             let statement = try db.prepare("INSERT INTO meta(name, value) VALUES ('store_id', ?1)")
             statement.bind(1, randomHex(bytes: 16))

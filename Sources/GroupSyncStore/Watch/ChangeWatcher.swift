@@ -2,7 +2,8 @@ import Glibc
 
 /// Waits for `ChangeSignal`s in a home with inotify: blocked in `poll`, it costs no CPU until a writer
 /// in any process commits. Watching the folder (not the file) survives the file being recreated.
-public final class ChangeWatcher {
+/// `wait` belongs to one thread; `wake` may be called from any (it only writes to a pipe).
+public final class ChangeWatcher: @unchecked Sendable {
     private let inotifyFD: Int32
     /// A self-pipe other threads can poke to wake a blocked `wait` (used by the daemon to shut down).
     private let wakeFD: Int32

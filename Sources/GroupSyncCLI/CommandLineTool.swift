@@ -26,6 +26,11 @@ public enum CommandLineTool {
     public static func main(_ arguments: [String], environment: [String: String]) -> Int32 {
         // Everything the process creates in the home (SQLite's WAL and shm files included) is private.
         umask(0o077)
+        // A parent may start us with signals blocked (threaded test runners and some supervisors do);
+        // SIGTERM must still end `watch` and `serve`, so start from an empty mask.
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        pthread_sigmask(SIG_SETMASK, &noSignals, nil)
         // A reader that goes away (e.g. `watch | head`) must end the command cleanly, not kill it.
         signal(SIGPIPE, SIG_IGN)
         var rest = arguments.dropFirst()

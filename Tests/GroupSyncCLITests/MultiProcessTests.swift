@@ -1,0 +1,128 @@
+import Foundation
+import Testing
+import GroupSyncCore
+import GroupSyncStore
+
+/// The App Group case: many processes on one machine sharing one home, the real binary each time.
+@Suite(.serialized) struct MultiProcessTests {
+    @Test func threeHundredParallelWritersLoseNothing() throws {
+        let folder = TemporaryFolder()
+        let cli = GroupSyncBinary(home: folder.path + "/home")
+        try cli.run("init")
+        // Start all 300 at once from one shell so they really contend for the write lock.
+        let script = "for i in $(seq 1 300); do \"$BIN\" set group.parallel k$i v$i 2>>\"$ERR\" || echo \"fail $i $?\" >>\"$ERR\" & done; wait"
+        let shell = try runShell(script, environment: ["BIN": GroupSyncBinary.path, "ERR": folder.path + "/errors", "GROUPSYNC_HOME": cli.home])
+        #expect(shell == 0)
+        let errors = (try? String(contentsOfFile: folder.path + "/errors", encoding: .utf8)) ?? ""
+        #expect(errors.isEmpty, "writers complained: \(errors.prefix(500))")
+        #expect(!errors.contains("locked"))
+        let keys = try cli.run("list", "group.parallel").lines
+        #expect(keys.count == 300)
+        for i in [1, 150, 300] { #expect(try cli.run("get", "group.parallel", "k\(i)").stdout == "v\(i)\n") }
+    }
+
+    @Test func acknowledgedWritesSurviveKillNine() throws {
+        let folder = TemporaryFolder()
+        let cli = GroupSyncBinary(home: folder.path + "/home")
+        try cli.run("init")
+        let acknowledged = folder.path + "/acked"
+        // Two writer loops record a key only after `set` exited 0; then everything is killed mid-stream.
+        let script = """
+            writer() { i=0; while true; do i=$((i+1)); "$BIN" set group.crash w$1-$i "value $i" && echo w$1-$i >>"$ACKED"; done; }
+            writer a & writer b &
+            sleep 1.5
+            pkill -9 -f "$BIN set group.crash"; kill -9 $(jobs -p) 2>/dev/null; pkill -9 -f "$BIN set group.crash"
+            wait 2>/dev/null; true
+            """
+        _ = try runShell(script, environment: ["BIN": GroupSyncBinary.path, "ACKED": acknowledged, "GROUPSYNC_HOME": cli.home])
+        let acked = try String(contentsOfFile: acknowledged, encoding: .utf8).split(separator: "\n").map(String.init)
+        #expect(acked.count > 10, "the writers made progress before the kill")
+        let present = Set(try cli.run("list", "group.crash").lines)
+        let missing = acked.filter { !present.contains($0) }
+        #expect(missing.isEmpty, "acknowledged but lost: \(missing.prefix(5))")
+        let store = try Store(path: cli.home + "/store.db", device: try DeviceID(bytes: Array(repeating: 0, count: 32)))
+        #expect(try store.integrityCheck() == ["ok"])
+    }
+
+    @Test func watchSeesWritesFromOtherProcessesQuickly() throws {
+        let folder = TemporaryFolder()
+        let cli = GroupSyncBinary(home: folder.path + "/home")
+        try cli.run("init")
+        let (watcher, output) = try cli.start(["watch", "group.watch"])
+        defer { watcher.terminate(); watcher.waitUntilExit() }
+        let lines = LineReader(output.fileHandleForReading)
+        Thread.sleep(forTimeInterval: 0.3)  // let the watcher start
+        try cli.run("set", "other.suite", "ignored", "x")
+        var latencies: [Double] = []
+        for i in 0..<5 {
+            let start = Date()
+            try cli.run("set", "group.watch", "k", "--int", "\(i)")
+            let line = try #require(lines.next(timeout: 2), "no watch line for write \(i)")
+            latencies.append(Date().timeIntervalSince(start))
+            #expect(line.contains(#""suite":"group.watch","key":"k","type":"int","value":\#(i),"#), "\(line)")
+            #expect(line.contains(#""deleted":false"#))
+        }
+        try cli.run("delete", "group.watch", "k")
+        let deletion = try #require(lines.next(timeout: 2))
+        #expect(deletion.contains(#""deleted":true"#))
+        // `set` itself takes a few ms; the watcher must add well under 100 ms on top.
+        #expect(latencies.max()! < 0.5, "latencies \(latencies)")
+        // Idle means idle: no CPU burnt while nothing changes.
+        let before = try cpuTicks(of: watcher.processIdentifier)
+        Thread.sleep(forTimeInterval: 1.0)
+        #expect(try cpuTicks(of: watcher.processIdentifier) - before <= 1)
+    }
+
+    // MARK: helpers
+
+    private func runShell(_ script: String, environment: [String: String]) throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = ["-c", script]
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        try process.run()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    /// utime + stime of a process, in clock ticks, from /proc.
+    private func cpuTicks(of pid: Int32) throws -> Int {
+        let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+        let fields = stat[stat.range(of: ")")!.upperBound...].split(separator: " ")
+        return Int(fields[11])! + Int(fields[12])!
+    }
+}
+
+/// Reads lines from a pipe with a timeout, on a background thread.
+final class LineReader: @unchecked Sendable {
+    private var buffer = ""
+    private var lines: [String] = []
+    private let condition = NSCondition()
+
+    init(_ handle: FileHandle) {
+        Thread.detachNewThread { [self] in
+            while true {
+                let data = handle.availableData
+                condition.lock()
+                if data.isEmpty { condition.unlock(); return }
+                buffer += String(decoding: data, as: UTF8.self)
+                while let newline = buffer.firstIndex(of: "\n") {
+                    lines.append(String(buffer[..<newline]))
+                    buffer = String(buffer[buffer.index(after: newline)...])
+                }
+                condition.broadcast()
+                condition.unlock()
+            }
+        }
+    }
+
+    func next(timeout: TimeInterval) -> String? {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while lines.isEmpty {
+            if !condition.wait(until: deadline) { return nil }
+        }
+        return lines.removeFirst()
+    }
+}

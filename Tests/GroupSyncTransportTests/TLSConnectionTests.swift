@@ -191,6 +191,63 @@ final class TLSConnectionTests: XCTestCase {
         connection.close()
     }
 
+    func testRandomBytesNeverCrashTheServer() throws {
+        let server = try TestDevice(), client = try TestDevice()
+        server.allow(client.id)
+        client.allow(server.id)
+        let listener = try TestServer(device: server, handshakeTimeout: .seconds(1), serve: echo)
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<60 {
+            let length = Int.random(in: 0...600, using: &generator)
+            var bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            if round % 2 == 0 {
+                // Half the rounds start like a TLS handshake record, to get past the first sanity checks.
+                bytes = [0x16, 0x03, UInt8(round % 4), UInt8(length >> 8), UInt8(length & 0xFF), 0x01] + bytes
+            }
+            do {
+                let raw = try RawTCPClient(port: listener.port)
+                raw.send(bytes)
+            }  // closed here: the server sees the end of the stream
+            let outcome = try XCTUnwrap(listener.nextOutcome(within: 3), "round \(round)")
+            XCTAssertNotNil(outcome.failure, "round \(round)")
+        }
+        let connection = try TLSConnection.connect(host: "127.0.0.1", port: listener.port, context: client.context,
+                                                   timeout: .seconds(5))
+        try connection.writeAll([7])
+        XCTAssertEqual(try connection.read(timeout: .seconds(5)), [7])
+        connection.close()
+    }
+
+    func testNoDescriptorLeaks() throws {
+        let server = try TestDevice(), client = try TestDevice(), stranger = try TestDevice()
+        server.allow(client.id)
+        client.allow(server.id)
+        stranger.allow(server.id)
+        let listener = try TestServer(device: server, serve: echo)
+        let before = openDescriptorCount()
+        for round in 0..<20 {
+            let device = round % 2 == 0 ? client : stranger
+            if let connection = try? TLSConnection.connect(host: "127.0.0.1", port: listener.port,
+                                                           context: device.context, timeout: .seconds(5)) {
+                try? connection.writeAll([1])
+                _ = try? connection.read(timeout: .seconds(5))
+                connection.close()
+            }
+            _ = listener.nextOutcome()
+            do {
+                let raw = try RawTCPClient(port: listener.port)
+                raw.send([0x47, 0x45, 0x54])
+            }  // closed: the server sees a truncated first record
+            XCTAssertNotNil(listener.nextOutcome()?.failure)
+        }
+        // Server threads finish asynchronously; give them a moment.
+        let deadline = ContinuousClock.now + .seconds(3)
+        while openDescriptorCount() > before && ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        XCTAssertLessThanOrEqual(openDescriptorCount(), before)
+    }
+
     func testStalledHandshakeTimesOutWithoutBlockingOthers() throws {
         let server = try TestDevice(), client = try TestDevice()
         server.allow(client.id)
@@ -353,6 +410,10 @@ final class TLSConnectionTests: XCTestCase {
     }
 
     // MARK: Helpers
+
+    private func openDescriptorCount() -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0
+    }
 
     /// A client connection, the server's accepted end, and the server (kept alive by the caller).
     private func connectedPair() throws -> (TLSConnection, TLSConnection, TestServer) {

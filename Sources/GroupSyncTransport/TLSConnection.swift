@@ -5,7 +5,8 @@ import GroupSyncCore
 ///
 /// Blocking API meant for a thread per connection: one thread may read while another writes; `shutdown()` and
 /// `close()` may be called from any thread and wake both. Every wait has a deadline, so no peer can hold a
-/// thread longer than the timeout the caller chose.
+/// thread longer than the timeout the caller chose. End a connection with `close()`: dropping the last reference
+/// also releases the socket, but without a TLS goodbye, so the peer sees `connectionLost` instead of a clean end.
 public final class TLSConnection: Sendable {
     /// The device on the other end, proven by the handshake (it holds that certificate's private key).
     public let peerID: DeviceID

@@ -1,0 +1,26 @@
+/// How a command fails, and the exit code each failure maps to. The codes are a public contract:
+/// 0 done, 1 key not found, 2 bad usage or bad input, 3 the environment failed (disk, damaged store).
+enum CLIError: Error, CustomStringConvertible {
+    case usage(String)
+    case badInput(String)
+    case notFound(String)
+    case failure(String)
+
+    var exitCode: Int32 {
+        switch self {
+        case .notFound: 1
+        case .usage, .badInput: 2
+        case .failure: 3
+        }
+    }
+
+    var description: String {
+        switch self {
+        case .usage(let m), .badInput(let m), .notFound(let m), .failure(let m): m
+        }
+    }
+}
+
+enum ExitCode {
+    static let success: Int32 = 0
+}

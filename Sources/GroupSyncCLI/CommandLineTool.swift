@@ -1,0 +1,74 @@
+import Glibc
+
+/// The `groupsync` entry point: finds the command, parses its flags, runs it, maps failures to exit codes.
+public enum CommandLineTool {
+    static let commands: [any Command.Type] = [
+        InitCommand.self, IdCommand.self,
+        SetCommand.self, GetCommand.self, DeleteCommand.self, ListCommand.self, WatchCommand.self,
+    ]
+
+    static var overview: String {
+        let width = commands.map { $0.name.count }.max() ?? 0
+        let lines = commands.map { "  \($0.name)\(String(repeating: " ", count: width - $0.name.count + 2))\($0.summary)" }
+        return """
+            usage: groupsync [--home DIR] COMMAND [ARGS]
+
+            GroupSync keeps an App Group-style key-value store in step across one user's devices.
+
+            commands:
+            \(lines.joined(separator: "\n"))
+
+            'groupsync COMMAND --help' describes a command. Exit codes: 0 done, 1 key not found,
+            2 bad usage or bad input, 3 the environment failed (disk, damaged files).
+            """
+    }
+
+    public static func main(_ arguments: [String], environment: [String: String]) -> Int32 {
+        // Everything the process creates in the home (SQLite's WAL and shm files included) is private.
+        umask(0o077)
+        // A reader that goes away (e.g. `watch | head`) must end the command cleanly, not kill it.
+        signal(SIGPIPE, SIG_IGN)
+        var rest = arguments.dropFirst()
+        // `--home DIR` may also come before the command.
+        var leadingHome: [String] = []
+        while let first = rest.first, first == "--home" || first.hasPrefix("--home=") {
+            leadingHome.append(first)
+            rest = rest.dropFirst()
+            if first == "--home", let value = rest.first {
+                leadingHome.append(value)
+                rest = rest.dropFirst()
+            }
+        }
+        guard let name = rest.first else {
+            Console.error(overview)
+            return 2
+        }
+        if name == "--help" || name == "-h" || name == "help" {
+            Console.out(overview)
+            return ExitCode.success
+        }
+        if name == "--version" {
+            Console.out("groupsync \(version)")
+            return ExitCode.success
+        }
+        guard let command = commands.first(where: { $0.name == name }) else {
+            Console.error("groupsync: unknown command '\(name)'; see 'groupsync --help'")
+            return 2
+        }
+        do {
+            let parsed = try ArgumentParser.parse(ArraySlice(leadingHome) + rest.dropFirst(), spec: command.flags)
+            if parsed.wantsHelp {
+                Console.out(command.help)
+                return ExitCode.success
+            }
+            try command.run(parsed, Invocation(environment: environment))
+            return ExitCode.success
+        } catch {
+            let hint = if case .usage = error { " (see 'groupsync \(name) --help')" } else { "" }
+            Console.error("groupsync \(name): \(error)\(hint)")
+            return error.exitCode
+        }
+    }
+
+    public static let version = "0.1.0"
+}

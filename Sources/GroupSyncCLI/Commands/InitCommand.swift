@@ -1,0 +1,73 @@
+import Glibc
+import GroupSyncStore
+
+/// `groupsync init [--name NAME]`: creates the home and the device identity; a second run keeps both.
+enum InitCommand: Command {
+    static let name = "init"
+    static let summary = "create this device's home and identity (kept if they exist)"
+    static let help = """
+        usage: groupsync init [--name NAME] [--home DIR]
+
+        Creates the home folder (mode 0700) with a store and a device identity: a key pair and a
+        self-signed certificate whose SHA-256 fingerprint is the device ID. Running it again keeps the
+        identity; --name renames the device. Prints the device ID.
+
+          --name NAME     a name for this device, shown to paired devices (default: the host name)
+        \(homeHelp)
+        """
+    static let flags = FlagSpec.with(valued: ["--name"])
+
+    static func run(_ arguments: ParsedArguments, _ invocation: Invocation) throws(CLIError) {
+        _ = try arguments.positionals()
+        let home = invocation.home(arguments)
+        if let name = arguments.value("--name") {
+            guard !name.isEmpty, name.utf8.count <= 256, !name.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
+                throw .badInput("--name must be 1 to 256 bytes without control characters")
+            }
+        }
+        do { try home.create() } catch { throw .failure(error.description) }
+        let (certificate, created) = try DeviceIdentityFiles.loadOrCreate(home: home, commonName: "groupsync")
+        do {
+            if let name = arguments.value("--name") {
+                try home.writeFileAtomically(home.namePath, contents: name + "\n")
+            } else if try home.readFile(home.namePath) == nil {
+                try home.writeFileAtomically(home.namePath, contents: hostName() + "\n")
+            }
+        } catch {
+            throw .failure(error.description)
+        }
+        // Opening the store creates it, so the first `set` after `init` finds everything in place.
+        _ = try DeviceContext.open(home: home)
+        Console.error(created ? "created device \(certificate.deviceID.short) in \(home.path)" : "kept the existing device identity in \(home.path)")
+        Console.out(certificate.deviceID.description)
+    }
+
+    private static func hostName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count) == 0 else { return "groupsync" }
+        return String(cString: buffer)
+    }
+}
+
+/// `groupsync id`: prints this device's ID.
+enum IdCommand: Command {
+    static let name = "id"
+    static let summary = "print this device's ID"
+    static let help = """
+        usage: groupsync id [--home DIR]
+
+        Prints this device's ID: what a user gives to 'groupsync peer add' on their other devices.
+
+        \(homeHelp)
+        """
+    static let flags = FlagSpec.with()
+
+    static func run(_ arguments: ParsedArguments, _ invocation: Invocation) throws(CLIError) {
+        _ = try arguments.positionals()
+        let home = invocation.home(arguments)
+        guard home.exists, let certificate = try DeviceIdentityFiles.load(home: home) else {
+            throw .usage(HomeError.notInitialized(path: home.path).description)
+        }
+        Console.out(certificate.deviceID.description)
+    }
+}

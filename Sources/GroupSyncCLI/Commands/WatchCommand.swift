@@ -1,0 +1,41 @@
+import GroupSyncCore
+import GroupSyncStore
+
+/// `groupsync watch SUITE [--json]`: one JSON line per change, from any process or peer, as it commits.
+enum WatchCommand: Command {
+    static let name = "watch"
+    static let summary = "stream the changes of a suite as JSON lines"
+    static let help = """
+        usage: groupsync watch [--json] SUITE
+
+        Prints one JSON line for each change to SUITE from now on, made by this or any other process on
+        the machine or arriving from a paired device: the fields of 'get --json' plus "deleted". Waits on
+        inotify, so it uses no CPU while nothing changes. Stops when its output is closed or on Ctrl-C.
+        (--json is accepted for symmetry; the output is always JSON.)
+
+        \(homeHelp)
+        """
+    static let flags = FlagSpec.with(switches: ["--json"])
+
+    static func run(_ arguments: ParsedArguments, _ invocation: Invocation) throws(CLIError) {
+        let suite = try arguments.positionals("SUITE")[0]
+        do { try Store.validate(suite: suite, key: "-") } catch { throw error.asCLIError }
+        let context = try DeviceContext.open(home: invocation.home(arguments))
+        // Watch before reading the starting point, so a commit in between is not missed.
+        let watcher: ChangeWatcher
+        do { watcher = try ChangeWatcher(home: context.home) } catch { throw .failure(error.description) }
+        do {
+            var position = try context.store.lastSequence()
+            while true {
+                _ = watcher.wait()
+                for change in try context.store.changes(after: position, limit: .max) {
+                    position = change.sequence
+                    guard change.entry.suite == suite else { continue }
+                    guard Console.out(EntryFormatting.json(change.entry, includeDeletedFlag: true)) else { return }
+                }
+            }
+        } catch {
+            throw error.asCLIError
+        }
+    }
+}

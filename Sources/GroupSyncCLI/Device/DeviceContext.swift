@@ -1,0 +1,36 @@
+import GroupSyncCore
+import GroupSyncStore
+import GroupSyncTransport
+
+/// An initialized home with its identity and open store: what every command but `init` works in.
+struct DeviceContext {
+    let home: Home
+    let certificate: DeviceCertificate
+    let store: Store
+
+    var deviceID: DeviceID { certificate.deviceID }
+
+    static func open(home: Home) throws(CLIError) -> DeviceContext {
+        guard home.exists else { throw .usage(HomeError.notInitialized(path: home.path).description) }
+        do { try home.checkPrivate() } catch { throw .failure(error.description) }
+        guard let certificate = try DeviceIdentityFiles.load(home: home) else {
+            throw .usage(HomeError.notInitialized(path: home.path).description)
+        }
+        let store: Store
+        do {
+            store = try Store(path: home.storePath, device: certificate.deviceID)
+        } catch {
+            throw .failure(error.description)
+        }
+        store.didCommit = { ChangeSignal.post(home: home) }
+        return DeviceContext(home: home, certificate: certificate, store: store)
+    }
+}
+
+extension StoreError {
+    /// Bad names and values are the caller's input; everything else is the environment failing.
+    var asCLIError: CLIError {
+        if case .invalidEntry(let why) = self { return .badInput(why) }
+        return .failure(description)
+    }
+}

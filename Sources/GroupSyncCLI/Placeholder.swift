@@ -1,1 +1,0 @@
-// The CLI; see CommandLineTool.swift.

@@ -1,0 +1,84 @@
+/// Reads what `ByteWriter` wrote, checking every bound: input may come from a hostile peer or a damaged
+/// file, so a short or inconsistent buffer is an error, never a crash or a large allocation.
+public struct ByteReader {
+    private let bytes: [UInt8]
+    public private(set) var offset: Int
+
+    public init(_ bytes: [UInt8]) {
+        self.bytes = bytes
+        self.offset = 0
+    }
+
+    public var isAtEnd: Bool { offset == bytes.count }
+    public var remaining: Int { bytes.count - offset }
+
+    public mutating func readByte() throws(DecodingError) -> UInt8 {
+        guard offset < bytes.count else { throw .truncated }
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+
+    public mutating func readBytes(_ count: Int) throws(DecodingError) -> [UInt8] {
+        guard count >= 0, count <= remaining else { throw .truncated }
+        defer { offset += count }
+        return Array(bytes[offset..<(offset + count)])
+    }
+
+    public mutating func readVarint() throws(DecodingError) -> UInt64 {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            let byte = try readByte()
+            guard shift < 64, !(shift == 63 && byte > 1) else { throw .malformed("varint overflows 64 bits") }
+            result |= UInt64(byte & 0x7F) << shift
+            if byte & 0x80 == 0 { return result }
+            shift += 7
+        }
+    }
+
+    public mutating func readSignedVarint() throws(DecodingError) -> Int64 {
+        let raw = try readVarint()
+        return Int64(bitPattern: (raw >> 1) ^ (0 &- (raw & 1)))
+    }
+
+    public mutating func readUInt64() throws(DecodingError) -> UInt64 {
+        var value: UInt64 = 0
+        for byte in try readBytes(8) { value = (value << 8) | UInt64(byte) }
+        return value
+    }
+
+    public mutating func readUInt32() throws(DecodingError) -> UInt32 {
+        var value: UInt32 = 0
+        for byte in try readBytes(4) { value = (value << 8) | UInt32(byte) }
+        return value
+    }
+
+    /// A length prefix is checked against what is actually left before anything is allocated.
+    public mutating func readLength() throws(DecodingError) -> Int {
+        let length = try readVarint()
+        guard length <= UInt64(remaining) else { throw .truncated }
+        return Int(length)
+    }
+
+    public mutating func readLengthPrefixed() throws(DecodingError) -> [UInt8] {
+        try readBytes(try readLength())
+    }
+
+    public mutating func readString() throws(DecodingError) -> String {
+        let raw = try readLengthPrefixed()
+        guard let string = String(validating: raw, as: UTF8.self) else { throw .malformed("string is not valid UTF-8") }
+        return string
+    }
+}
+
+public enum DecodingError: Error, Equatable, CustomStringConvertible {
+    case truncated
+    case malformed(String)
+
+    public var description: String {
+        switch self {
+        case .truncated: "input ends too early"
+        case .malformed(let why): "malformed input: \(why)"
+        }
+    }
+}

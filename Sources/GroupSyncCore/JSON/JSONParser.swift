@@ -1,0 +1,198 @@
+/// Parses JSON text into a `Value`, keeping the integer/double distinction by how the number is written:
+/// `7` is an int, `7.0` and `7e0` are doubles, so a double printed by `get` reads back as a double.
+/// `null` has no App Group type and is refused rather than guessed at.
+public struct JSONParser {
+    private let bytes: [UInt8]
+    private var index = 0
+    /// Nesting bound, the same as the binary codec's, so every parsed value can be stored.
+    private let maxDepth = ValueCodec.maxDepth
+
+    /// The input is a Swift `String`, so it is valid UTF-8 already; only JSON's own grammar is checked here.
+    public static func parse(_ text: String) throws(JSONError) -> Value {
+        var parser = JSONParser(bytes: Array(text.utf8))
+        parser.skipWhitespace()
+        let value = try parser.parseValue(depth: 0)
+        parser.skipWhitespace()
+        guard parser.index == parser.bytes.count else { throw parser.error("unexpected text after the JSON value") }
+        return value
+    }
+
+    private init(bytes: [UInt8]) { self.bytes = bytes }
+
+    private func error(_ message: String) -> JSONError { JSONError(message: message, offset: index) }
+
+    private var current: UInt8? { index < bytes.count ? bytes[index] : nil }
+
+    private mutating func skipWhitespace() {
+        while let c = current, c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 { index += 1 }
+    }
+
+    private mutating func expect(_ literal: String) throws(JSONError) {
+        for byte in literal.utf8 {
+            guard current == byte else { throw error("expected '\(literal)'") }
+            index += 1
+        }
+    }
+
+    private mutating func parseValue(depth: Int) throws(JSONError) -> Value {
+        guard depth < maxDepth else { throw error("nested deeper than \(maxDepth)") }
+        guard let c = current else { throw error("unexpected end of JSON") }
+        switch c {
+        case UInt8(ascii: "{"): return try parseObject(depth: depth)
+        case UInt8(ascii: "["): return try parseArray(depth: depth)
+        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "t"): try expect("true"); return .bool(true)
+        case UInt8(ascii: "f"): try expect("false"); return .bool(false)
+        case UInt8(ascii: "n"): try expect("null"); throw JSONError(message: "null cannot be stored: delete the key instead", offset: index - 4)
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
+        default: throw error("unexpected character '\(Character(Unicode.Scalar(c)))'")
+        }
+    }
+
+    private mutating func parseObject(depth: Int) throws(JSONError) -> Value {
+        index += 1
+        var dict: [String: Value] = [:]
+        skipWhitespace()
+        if current == UInt8(ascii: "}") { index += 1; return .dictionary(dict) }
+        while true {
+            skipWhitespace()
+            guard current == UInt8(ascii: "\"") else { throw error("expected a string key") }
+            let key = try parseString()
+            guard dict[key] == nil else { throw error("duplicate key '\(key)'") }
+            skipWhitespace()
+            try expect(":")
+            skipWhitespace()
+            dict[key] = try parseValue(depth: depth + 1)
+            skipWhitespace()
+            if current == UInt8(ascii: ",") { index += 1; continue }
+            try expect("}")
+            return .dictionary(dict)
+        }
+    }
+
+    private mutating func parseArray(depth: Int) throws(JSONError) -> Value {
+        index += 1
+        var items: [Value] = []
+        skipWhitespace()
+        if current == UInt8(ascii: "]") { index += 1; return .array(items) }
+        while true {
+            skipWhitespace()
+            items.append(try parseValue(depth: depth + 1))
+            skipWhitespace()
+            if current == UInt8(ascii: ",") { index += 1; continue }
+            try expect("]")
+            return .array(items)
+        }
+    }
+
+    private mutating func parseNumber() throws(JSONError) -> Value {
+        let start = index
+        var isInteger = true
+        if current == UInt8(ascii: "-") { index += 1 }
+        guard let first = current, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) else { throw error("expected a digit") }
+        if first == UInt8(ascii: "0") { index += 1 } else { skipDigits() }
+        if current == UInt8(ascii: ".") {
+            isInteger = false
+            index += 1
+            guard skipDigits() > 0 else { throw error("expected digits after '.'") }
+        }
+        if current == UInt8(ascii: "e") || current == UInt8(ascii: "E") {
+            isInteger = false
+            index += 1
+            if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") { index += 1 }
+            guard skipDigits() > 0 else { throw error("expected digits in the exponent") }
+        }
+        let text = String(decoding: bytes[start..<index], as: UTF8.self)
+        if isInteger {
+            guard let int = Int64(text) else { throw JSONError(message: "integer \(text) does not fit in 64 bits", offset: start) }
+            return .int(int)
+        }
+        guard let double = Double(text), double.isFinite else { throw JSONError(message: "number \(text) is out of range", offset: start) }
+        return .double(double)
+    }
+
+    @discardableResult
+    private mutating func skipDigits() -> Int {
+        let start = index
+        while let c = current, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(c) { index += 1 }
+        return index - start
+    }
+
+    private mutating func parseString() throws(JSONError) -> String {
+        index += 1
+        var scalars = String.UnicodeScalarView()
+        var runStart = index
+        func flush(_ parser: JSONParser, upTo end: Int, into scalars: inout String.UnicodeScalarView) {
+            scalars.append(contentsOf: String(decoding: parser.bytes[runStart..<end], as: UTF8.self).unicodeScalars)
+        }
+        while true {
+            guard let c = current else { throw error("unterminated string") }
+            switch c {
+            case UInt8(ascii: "\""):
+                flush(self, upTo: index, into: &scalars)
+                index += 1
+                return String(scalars)
+            case UInt8(ascii: "\\"):
+                flush(self, upTo: index, into: &scalars)
+                index += 1
+                guard let escape = current else { throw error("unterminated escape") }
+                index += 1
+                switch escape {
+                case UInt8(ascii: "\""): scalars.append("\"")
+                case UInt8(ascii: "\\"): scalars.append("\\")
+                case UInt8(ascii: "/"): scalars.append("/")
+                case UInt8(ascii: "b"): scalars.append("\u{08}")
+                case UInt8(ascii: "f"): scalars.append("\u{0C}")
+                case UInt8(ascii: "n"): scalars.append("\n")
+                case UInt8(ascii: "r"): scalars.append("\r")
+                case UInt8(ascii: "t"): scalars.append("\t")
+                case UInt8(ascii: "u"): scalars.append(try parseUnicodeEscape())
+                default: throw error("unknown escape '\\\(Character(Unicode.Scalar(escape)))'")
+                }
+                runStart = index
+            case 0..<0x20:
+                throw error("control character in string (escape it)")
+            default:
+                index += 1
+            }
+        }
+    }
+
+    private mutating func parseHex4() throws(JSONError) -> UInt32 {
+        guard index + 4 <= bytes.count else { throw error("short \\u escape") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let c = bytes[index]
+            let digit: UInt32
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(c - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(c - UInt8(ascii: "a") + 10)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(c - UInt8(ascii: "A") + 10)
+            default: throw error("bad hex digit in \\u escape")
+            }
+            value = value * 16 + digit
+            index += 1
+        }
+        return value
+    }
+
+    private mutating func parseUnicodeEscape() throws(JSONError) -> Unicode.Scalar {
+        let high = try parseHex4()
+        if (0xD800..<0xDC00).contains(high) {
+            guard current == UInt8(ascii: "\\") else { throw error("lone high surrogate") }
+            index += 1
+            try expect("u")
+            let low = try parseHex4()
+            guard (0xDC00..<0xE000).contains(low) else { throw error("bad low surrogate") }
+            return Unicode.Scalar(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))!
+        }
+        guard let scalar = Unicode.Scalar(high) else { throw error("lone low surrogate") }
+        return scalar
+    }
+}
+
+public struct JSONError: Error, Equatable, CustomStringConvertible {
+    public var message: String
+    public var offset: Int
+    public var description: String { "invalid JSON at byte \(offset): \(message)" }
+}

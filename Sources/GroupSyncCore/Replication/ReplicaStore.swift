@@ -1,0 +1,50 @@
+/// One change in a store's local history: its position (`sequence`, increasing, local to that store)
+/// and the entry as it now stands. Watchers and replication read the history by sequence, so catching up
+/// costs what changed, not the size of the store.
+public struct Change: Hashable, Sendable {
+    public var sequence: Int64
+    public var entry: Entry
+
+    public init(sequence: Int64, entry: Entry) {
+        self.sequence = sequence
+        self.entry = entry
+    }
+}
+
+/// How far a replica has read a peer's history: the peer's store ID (its epoch) and the last sequence
+/// applied. A watermark for a different store ID is void: the peer's store was recreated, read it afresh.
+public struct Watermark: Hashable, Sendable {
+    public var storeID: String
+    public var sequence: Int64
+
+    public init(storeID: String, sequence: Int64) {
+        self.storeID = storeID
+        self.sequence = sequence
+    }
+}
+
+/// What merging a batch of remote entries did.
+public struct ApplyResult: Sendable {
+    /// Entries that won and are now stored, with their new local sequence.
+    public var applied: [Change] = []
+    /// Entries that lost to what the store already holds (including exact duplicates).
+    public var superseded = 0
+    /// Entries refused because their clock is too far ahead; the sender offers them again later.
+    public var refused: [(entry: Entry, reason: ClockError)] = []
+
+    public init() {}
+}
+
+/// What replication needs from a store. The SQLite store implements it for the daemon; an in-memory
+/// store implements it for the deterministic simulator. Keeping this surface small is what lets the
+/// same replication state machine run in both.
+public protocol ReplicaStore: AnyObject {
+    associatedtype Failure: Error
+    var storeID: String { get }
+    func changes(after sequence: Int64, limit: Int) throws(Failure) -> [Change]
+    func lastSequence() throws(Failure) -> Int64
+    /// Merges remote entries durably (all or none) by last-writer-wins, judging clock drift at `physicalMillis`.
+    func apply(_ entries: [Entry], physicalMillis: Int64) throws(Failure) -> ApplyResult
+    func watermark(peer: DeviceID) throws(Failure) -> Watermark?
+    func setWatermark(_ watermark: Watermark, peer: DeviceID) throws(Failure)
+}

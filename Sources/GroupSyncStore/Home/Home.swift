@@ -1,0 +1,122 @@
+import Glibc
+
+/// A device's home folder: the store, its identity, its settings. Private to the user: mode 0700, and
+/// every file in it 0600 (the process runs with umask 077), because it holds the device's private key.
+public struct Home: Sendable {
+    public let path: String
+
+    public init(path: String) {
+        self.path = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
+    }
+
+    /// `--home`, else `$GROUPSYNC_HOME`, else `$XDG_DATA_HOME/groupsync`, else `~/.local/share/groupsync`.
+    public static func resolve(explicit: String?, environment: [String: String]) -> Home {
+        if let explicit, !explicit.isEmpty { return Home(path: explicit) }
+        if let fromEnvironment = environment["GROUPSYNC_HOME"], !fromEnvironment.isEmpty { return Home(path: fromEnvironment) }
+        if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") { return Home(path: xdg + "/groupsync") }
+        let userHome = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        return Home(path: userHome + "/.local/share/groupsync")
+    }
+
+    public var storePath: String { path + "/store.db" }
+    public var certificatePath: String { path + "/cert.pem" }
+    public var privateKeyPath: String { path + "/key.pem" }
+    public var namePath: String { path + "/name" }
+    /// Touched after every commit; watchers in any process wait on it with inotify.
+    public var changeSignalPath: String { path + "/changes" }
+    public static let changeSignalName = "changes"
+
+    public var exists: Bool { access(path, F_OK) == 0 }
+
+    /// Creates the folder (and its parents) with mode 0700 if missing.
+    public func create() throws(HomeError) {
+        var prefix = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/") {
+            prefix += "/" + component
+            if mkdir(prefix, 0o700) != 0 && errno != EEXIST {
+                throw .cannotCreate(path: prefix, reason: String(cString: strerror(errno)))
+            }
+        }
+        try checkPrivate()
+    }
+
+    /// Refuses a home that others can read or that belongs to another user: it holds a private key, and
+    /// quietly "fixing" someone else's folder is not ours to do.
+    public func checkPrivate() throws(HomeError) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw .cannotCreate(path: path, reason: String(cString: strerror(errno))) }
+        guard (info.st_mode & S_IFMT) == S_IFDIR else { throw .notAFolder(path: path) }
+        guard info.st_uid == geteuid() else { throw .foreignOwner(path: path, uid: info.st_uid) }
+        guard info.st_mode & 0o077 == 0 else { throw .readableByOthers(path: path, mode: info.st_mode & 0o777) }
+    }
+
+    /// Reads a small text file of the home, `nil` if it does not exist.
+    public func readFile(_ path: String) throws(HomeError) -> String? {
+        guard let file = fopen(path, "r") else {
+            if errno == ENOENT { return nil }
+            throw .cannotRead(path: path, reason: String(cString: strerror(errno)))
+        }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = fread(&buffer, 1, buffer.count, file)
+            if n == 0 { break }
+            bytes += buffer[0..<n]
+            if bytes.count > 1 << 20 { throw .cannotRead(path: path, reason: "file is larger than 1 MiB") }
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw .cannotRead(path: path, reason: "not UTF-8 text") }
+        return text
+    }
+
+    /// Writes a file atomically (temporary file, fsync, rename, fsync of the folder) with mode 0600.
+    public func writeFileAtomically(_ path: String, contents: String) throws(HomeError) {
+        let temporary = path + ".tmp.\(getpid())"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw .cannotWrite(path: temporary, reason: String(cString: strerror(errno))) }
+        let bytes = Array(contents.utf8)
+        var written = 0
+        while written < bytes.count {
+            let n = bytes[written...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else {
+                let reason = String(cString: strerror(errno))
+                close(fd)
+                unlink(temporary)
+                throw .cannotWrite(path: temporary, reason: reason)
+            }
+            written += n
+        }
+        fsync(fd)
+        close(fd)
+        guard rename(temporary, path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporary)
+            throw .cannotWrite(path: path, reason: reason)
+        }
+        let dir = open(self.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dir >= 0 { fsync(dir); close(dir) }
+    }
+}
+
+public enum HomeError: Error, Equatable, CustomStringConvertible {
+    case cannotCreate(path: String, reason: String)
+    case notAFolder(path: String)
+    case foreignOwner(path: String, uid: UInt32)
+    case readableByOthers(path: String, mode: UInt32)
+    case cannotRead(path: String, reason: String)
+    case cannotWrite(path: String, reason: String)
+    case notInitialized(path: String)
+
+    public var description: String {
+        switch self {
+        case let .cannotCreate(path, reason): "cannot create the home \(path): \(reason)"
+        case let .notAFolder(path): "the home \(path) is not a folder"
+        case let .foreignOwner(path, uid): "the home \(path) belongs to user \(uid), not to you; use your own --home"
+        case let .readableByOthers(path, mode): "the home \(path) has mode \(String(mode, radix: 8)) and others can read it; it holds a private key: run 'chmod 700 \(path)' if that is intended to be yours"
+        case let .cannotRead(path, reason): "cannot read \(path): \(reason)"
+        case let .cannotWrite(path, reason): "cannot write \(path): \(reason)"
+        case let .notInitialized(path): "no GroupSync home at \(path): run 'groupsync init' first"
+        }
+    }
+}

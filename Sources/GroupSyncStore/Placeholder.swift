@@ -1,1 +1,0 @@
-// The store shell; see Store.swift.

@@ -1,0 +1,82 @@
+import CSQLite
+import Glibc
+
+/// A thin, typed shell around one SQLite connection. Everything else in the store speaks to SQLite
+/// through this file and `SQLiteStatement.swift`.
+final class SQLiteDatabase {
+    private(set) var handle: OpaquePointer?
+    let path: String
+
+    /// How long a writer waits for another process's transaction. Generous on purpose: an App Group write
+    /// must never fail with "database is locked" just because 300 other processes got there first.
+    static let busyTimeoutMillis: Int32 = 120_000
+
+    init(path: String) throws(StoreError) {
+        self.path = path
+        var db: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close(db)
+            throw .cannotOpen(path: path, reason: message)
+        }
+        handle = db
+        sqlite3_busy_timeout(db, Self.busyTimeoutMillis)
+        sqlite3_extended_result_codes(db, 1)
+    }
+
+    deinit { sqlite3_close_v2(handle) }
+
+    func execute(_ sql: String) throws(StoreError) {
+        var errorMessage: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
+        if rc != SQLITE_OK {
+            let message = errorMessage.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(rc))
+            sqlite3_free(errorMessage)
+            throw error(rc, message)
+        }
+    }
+
+    func prepare(_ sql: String) throws(StoreError) -> SQLiteStatement {
+        var statement: OpaquePointer?
+        let rc = sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
+        guard rc == SQLITE_OK, let statement else { throw error(rc, lastMessage) }
+        return SQLiteStatement(statement, database: self)
+    }
+
+    var lastMessage: String { String(cString: sqlite3_errmsg(handle)) }
+
+    func error(_ code: Int32, _ message: String) -> StoreError {
+        switch code & 0xFF {
+        case SQLITE_BUSY, SQLITE_LOCKED: return .busy
+        case SQLITE_CORRUPT, SQLITE_NOTADB: return .corrupt(path: path, reason: message)
+        case SQLITE_FULL: return .diskFull(path: path)
+        case SQLITE_READONLY, SQLITE_PERM, SQLITE_CANTOPEN: return .cannotOpen(path: path, reason: message)
+        default: return .sqlite(code: code, message: message)
+        }
+    }
+
+    /// Runs `body` in a transaction. `immediate` takes the write lock up front, so two writers never
+    /// deadlock upgrading from read to write (which SQLite reports as an un-retryable SQLITE_BUSY).
+    /// A busy error after the timeout is retried with backoff rather than surfaced: a local write always succeeds.
+    func transaction<T>(immediate: Bool, _ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        var attempt = 0
+        while true {
+            do throws(StoreError) {
+                try execute(immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED")
+                do {
+                    let result = try body()
+                    try execute("COMMIT")
+                    return result
+                } catch {
+                    try? execute("ROLLBACK")
+                    throw error
+                }
+            } catch where error == .busy && attempt < 50 {
+                attempt += 1
+                usleep(UInt32(min(attempt, 20)) * 10_000)
+            }
+        }
+    }
+}

@@ -1,0 +1,54 @@
+import CSQLite
+import Glibc
+
+/// Creates or checks the store's tables. Versioned with `PRAGMA user_version` so a later groupsync can
+/// migrate, and an older one refuses a newer file instead of misreading it.
+enum StoreSchema {
+    static let version: Int64 = 1
+
+    static func prepare(_ db: SQLiteDatabase) throws(StoreError) {
+        // WAL lets readers and one writer proceed together across processes; FULL syncs the WAL on every
+        // commit, so an acknowledged write survives power loss, not just a crash of the process.
+        try db.execute("PRAGMA journal_mode=WAL")
+        try db.execute("PRAGMA synchronous=FULL")
+        try db.execute("PRAGMA foreign_keys=OFF")
+        let current = try userVersion(db)
+        if current == version { return }
+        guard current < version else { throw .unsupportedSchema(path: db.path, version: current) }
+        try db.transaction(immediate: true) { () throws(StoreError) in
+            // Another process may have created the schema while we waited for the lock.
+            guard try userVersion(db) == 0 else { return }
+            try db.execute("""
+                CREATE TABLE entries(
+                  suite TEXT NOT NULL,
+                  key TEXT NOT NULL,
+                  value BLOB,                 -- ValueCodec bytes; NULL is a tombstone
+                  hlc_wall INTEGER NOT NULL,
+                  hlc_logical INTEGER NOT NULL,
+                  origin BLOB NOT NULL,       -- 32-byte device ID of the writer
+                  seq INTEGER NOT NULL,       -- local change sequence, for watchers and catch-up
+                  PRIMARY KEY(suite, key)) WITHOUT ROWID;
+                CREATE UNIQUE INDEX entries_by_seq ON entries(seq);
+                CREATE TABLE meta(name TEXT PRIMARY KEY, value BLOB) WITHOUT ROWID;
+                -- per peer: which of its stores (epoch) we have read, and up to which of its sequences
+                CREATE TABLE watermarks(peer BLOB PRIMARY KEY, store_id TEXT NOT NULL, sequence INTEGER NOT NULL) WITHOUT ROWID;
+                """)
+            let statement = try db.prepare("INSERT INTO meta(name, value) VALUES ('store_id', ?1)")
+            statement.bind(1, randomHex(bytes: 16))
+            try statement.run()
+            try db.execute("PRAGMA user_version=\(version)")
+        }
+    }
+
+    private static func userVersion(_ db: SQLiteDatabase) throws(StoreError) -> Int64 {
+        let statement = try db.prepare("PRAGMA user_version")
+        guard try statement.step() else { return 0 }
+        return statement.int64(0)
+    }
+
+    private static func randomHex(bytes count: Int) -> String {
+        var bytes = [UInt8](repeating: 0, count: count)
+        sqlite3_randomness(Int32(count), &bytes)
+        return bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+    }
+}

@@ -1,0 +1,22 @@
+/// What can go wrong with the local store, each phrased so the user knows what to do.
+public enum StoreError: Error, Equatable, CustomStringConvertible {
+    case cannotOpen(path: String, reason: String)
+    case corrupt(path: String, reason: String)
+    case diskFull(path: String)
+    case busy
+    case sqlite(code: Int32, message: String)
+    case invalidEntry(String)
+    case unsupportedSchema(path: String, version: Int64)
+
+    public var description: String {
+        switch self {
+        case let .cannotOpen(path, reason): "cannot open the store \(path): \(reason)"
+        case let .corrupt(path, reason): "the store \(path) is damaged (\(reason)); nothing was changed. Restore it from a backup or move it aside and let a paired device refill it"
+        case let .diskFull(path): "the disk holding \(path) is full; free some space and try again"
+        case .busy: "the store stayed locked by another process for too long"
+        case let .sqlite(code, message): "SQLite error \(code): \(message)"
+        case let .invalidEntry(why): "invalid entry: \(why)"
+        case let .unsupportedSchema(path, version): "the store \(path) has schema version \(version), newer than this groupsync understands; upgrade groupsync"
+        }
+    }
+}

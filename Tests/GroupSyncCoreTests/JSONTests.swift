@@ -1,0 +1,41 @@
+import Testing
+@testable import GroupSyncCore
+
+@Suite struct JSONTests {
+    @Test func numbersKeepTheirKind() throws {
+        #expect(try JSONParser.parse("7") == .int(7))
+        #expect(try JSONParser.parse("-7") == .int(-7))
+        #expect(try JSONParser.parse("7.0") == .double(7.0))
+        #expect(try JSONParser.parse("0.25") == .double(0.25))
+        #expect(try JSONParser.parse("1e3") == .double(1000))
+        #expect(JSONWriter.string(for: .double(7.0)) == "7.0")
+        #expect(JSONWriter.string(for: .double(0.25)) == "0.25")
+        #expect(JSONWriter.string(for: .int(7)) == "7")
+    }
+
+    @Test func nestedStructuresRoundTrip() throws {
+        let text = #"[{"type":"blockSelection","payload":{"title":"Time's up","n":[1,2.5,true,false,"x"]}}]"#
+        let value = try JSONParser.parse(text)
+        #expect(try JSONParser.parse(JSONWriter.string(for: value)) == value)
+        guard case .array(let items) = value, case .dictionary(let action) = items.first else { Issue.record("not an array of dicts"); return }
+        #expect(action["type"] == .string("blockSelection"))
+    }
+
+    @Test func stringsEscapeAndUnescape() throws {
+        let tricky = "quote \" backslash \\ newline \n tab \t nul \u{0} emoji 😀 é"
+        let json = JSONWriter.string(for: .string(tricky))
+        #expect(try JSONParser.parse(json) == .string(tricky))
+        #expect(try JSONParser.parse(#""\ud83d\ude00""#) == .string("😀"))
+    }
+
+    @Test(arguments: ["", "null", "[1,]", "{\"a\":1,\"a\":2}", "01", "1.", "-", "[1 2]", "{\"a\"}", "\"\\x\"", "\"\\ud800\"",
+                      "99999999999999999999", "1e999", "tru", "[", "\"unterminated", "\"a\u{1}\"", "{} {}"])
+    func malformedJSONIsRefused(text: String) {
+        #expect(throws: JSONError.self) { try JSONParser.parse(text) }
+    }
+
+    @Test func deepNestingIsBounded() {
+        let deep = String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)
+        #expect(throws: JSONError.self) { try JSONParser.parse(deep) }
+    }
+}

@@ -1,0 +1,46 @@
+import Testing
+@testable import GroupSyncCore
+
+@Suite struct ISO8601Tests {
+    @Test func formatsUTC() {
+        #expect(ISO8601.format(secondsSince1970: 0) == "1970-01-01T00:00:00Z")
+        #expect(ISO8601.format(secondsSince1970: 1_795_958_100.25) == "2026-11-29T13:15:00.250Z")
+        #expect(ISO8601.format(secondsSince1970: -1) == "1969-12-31T23:59:59Z")
+        #expect(ISO8601.format(secondsSince1970: 951_782_400) == "2000-02-29T00:00:00Z")
+    }
+
+    @Test func parsesOffsetsAndFractions() {
+        #expect(ISO8601.parse("2026-11-29T13:15:00Z") == 1_795_958_100)
+        #expect(ISO8601.parse("2026-11-29T14:15:00.25+01:00") == 1_795_958_100.25)
+        #expect(ISO8601.parse("2026-11-29T08:15:00-0500") == 1_795_958_100)
+        #expect(ISO8601.parse("2026-11-29") == 1_795_910_400)
+    }
+
+    @Test(arguments: ["", "2026-13-01", "2026-02-30", "2026-11-29T25:00:00Z", "2026-11-29T13:15:00", "yesterday", "2026-11-29T13:15:00Zjunk", "2026-11-29T13:15:00.Z"])
+    func refusesNonsense(text: String) {
+        #expect(ISO8601.parse(text) == nil)
+    }
+
+    @Test func roundTripsThroughText() {
+        var rng = SeededGenerator(seed: 3)
+        for _ in 0..<2000 {
+            let millis = Double(Int64.random(in: -5_000_000_000_000...5_000_000_000_000, using: &rng)) / 1000
+            #expect(ISO8601.parse(ISO8601.format(secondsSince1970: millis)) == millis)
+        }
+    }
+}
+
+@Suite struct Base64Tests {
+    @Test func matchesRFC4648Vectors() {
+        let vectors = ["": "", "f": "Zg==", "fo": "Zm8=", "foo": "Zm9v", "foob": "Zm9vYg==", "fooba": "Zm9vYmE=", "foobar": "Zm9vYmFy"]
+        for (plain, encoded) in vectors {
+            #expect(Base64.encode(Array(plain.utf8)) == encoded)
+            #expect(Base64.decode(encoded) == Array(plain.utf8))
+        }
+    }
+
+    @Test(arguments: ["Zg=", "Z===", "Zm9v!", "Zg==Zg==", "=Zg="])
+    func refusesMalformed(text: String) {
+        #expect(Base64.decode(text) == nil)
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import Testing
+import GroupSyncCore
+@testable import GroupSyncStore
+
+@Suite struct StoreTests {
+    static let me = try! DeviceID(bytes: Array(repeating: 1, count: 32))
+    static let other = try! DeviceID(bytes: Array(repeating: 2, count: 32))
+
+    /// A clock the test moves by hand.
+    final class ManualClock: @unchecked Sendable {
+        var millis: Int64 = 1_000_000
+        var function: @Sendable () -> Int64 { { self.millis } }
+    }
+
+    @Test func everyTypeSurvivesTheFile() throws {
+        let folder = TemporaryFolder()
+        let values: [String: Value] = [
+            "s": .string("héllo"), "i": .int(-5), "d": .double(0.25), "d7": .double(7.0), "b": .bool(true),
+            "t": .date(1_795_958_100.25), "x": .data([0, 1, 255]),
+            "a": .array([.dictionary(["type": .string("blockSelection"), "n": .int(3)])]),
+        ]
+        do {
+            let store = try Store(path: folder.path + "/store.db", device: Self.me)
+            for (key, value) in values { try store.set(value, suite: "group.test", key: key) }
+        }
+        let reopened = try Store(path: folder.path + "/store.db", device: Self.me)
+        for (key, value) in values {
+            #expect(try reopened.entry(suite: "group.test", key: key)?.value == value)
+        }
+        #expect(try reopened.liveEntries(suite: "group.test").map(\.key) == values.keys.sorted())
+        #expect(try reopened.integrityCheck() == ["ok"])
+    }
+
+    @Test func deleteWritesATombstoneThatReplicates() throws {
+        let folder = TemporaryFolder()
+        let store = try Store(path: folder.path + "/store.db", device: Self.me)
+        try store.set(.int(1), suite: "s", key: "k")
+        let tombstone = try #require(try store.delete(suite: "s", key: "k"))
+        #expect(tombstone.entry.isDeleted)
+        #expect(try store.delete(suite: "s", key: "k") == nil)  // nothing live to delete
+        #expect(try store.entry(suite: "s", key: "k")?.isDeleted == true)
+        #expect(try store.liveEntries(suite: "s").isEmpty)
+        #expect(try store.changes(after: 0).map(\.entry.isDeleted) == [true])  // history keeps the tombstone
+    }
+
+    @Test func clockIsMonotonicAcrossConnectionsToTheSameFile() throws {
+        let folder = TemporaryFolder()
+        let clock = ManualClock()
+        let a = try Store(path: folder.path + "/store.db", device: Self.me, physicalClock: clock.function)
+        let b = try Store(path: folder.path + "/store.db", device: Self.me, physicalClock: clock.function)
+        let first = try a.set(.int(1), suite: "s", key: "k")
+        let second = try b.set(.int(2), suite: "s", key: "k")  // same millisecond, other connection
+        #expect(second.entry.version > first.entry.version)
+        #expect(second.sequence == first.sequence + 1)
+        #expect(try a.entry(suite: "s", key: "k")?.value == .int(2))
+    }
+
+    @Test func remoteEntriesMergeByLastWriterWins() throws {
+        let folder = TemporaryFolder()
+        let clock = ManualClock()
+        let store = try Store(path: folder.path + "/store.db", device: Self.me, physicalClock: clock.function)
+        try store.set(.string("mine"), suite: "s", key: "k")
+        let older = Entry(suite: "s", key: "k", value: .string("old"), version: Version(hlc: HLC(wallMillis: 1), origin: Self.other))
+        let newer = Entry(suite: "s", key: "k", value: .string("theirs"), version: Version(hlc: HLC(wallMillis: clock.millis + 10), origin: Self.other))
+        var result = try store.apply([older])
+        #expect(result.applied.isEmpty && result.superseded == 1)
+        result = try store.apply([newer, newer])
+        #expect(result.applied.count == 1 && result.superseded == 1)
+        #expect(try store.entry(suite: "s", key: "k")?.value == .string("theirs"))
+        // A later local write orders after the remote one even though our wall clock is behind it.
+        let local = try store.set(.string("again"), suite: "s", key: "k")
+        #expect(local.entry.version.hlc > newer.version.hlc)
+    }
+
+    @Test func entriesFromAClockFarAheadAreRefusedAndChangeNothing() throws {
+        let folder = TemporaryFolder()
+        let clock = ManualClock()
+        let store = try Store(path: folder.path + "/store.db", device: Self.me, physicalClock: clock.function, maxForwardDriftMillis: 60_000)
+        let future = Entry(suite: "s", key: "k", value: .int(9), version: Version(hlc: HLC(wallMillis: clock.millis + 3_600_000), origin: Self.other))
+        let result = try store.apply([future])
+        #expect(result.refused.count == 1 && result.applied.isEmpty)
+        #expect(try store.entry(suite: "s", key: "k") == nil)
+        #expect(try store.currentClock().wallMillis < clock.millis + 1)
+        clock.millis += 3_600_000
+        #expect(try store.apply([future]).applied.count == 1)
+    }
+
+    @Test func badNamesAndValuesAreRefusedAndWriteNothing() throws {
+        let folder = TemporaryFolder()
+        let store = try Store(path: folder.path + "/store.db", device: Self.me)
+        #expect(throws: StoreError.self) { try store.set(.int(1), suite: "", key: "k") }
+        #expect(throws: StoreError.self) { try store.set(.int(1), suite: "s", key: "a\nb") }
+        #expect(throws: StoreError.self) { try store.set(.double(.nan), suite: "s", key: "k") }
+        #expect(throws: StoreError.self) { try store.set(.data(Array(repeating: 0, count: Store.maxValueBytes + 1)), suite: "s", key: "k") }
+        #expect(try store.lastSequence() == 0)
+    }
+
+    @Test func changesAreReadInSequenceFromAnyPoint() throws {
+        let folder = TemporaryFolder()
+        let store = try Store(path: folder.path + "/store.db", device: Self.me)
+        for i in 0..<10 { try store.set(.int(Int64(i)), suite: "s", key: "k\(i % 4)") }
+        let all = try store.changes(after: 0)
+        #expect(all.count == 4)  // one row per key: the history keeps each key's latest change
+        #expect(all.map(\.sequence) == all.map(\.sequence).sorted())
+        #expect(try store.changes(after: 8).map(\.entry.key) == ["k0", "k1"])
+        #expect(try store.changes(after: 0, limit: 2).count == 2)
+    }
+
+    @Test func watermarksPersist() throws {
+        let folder = TemporaryFolder()
+        do {
+            let store = try Store(path: folder.path + "/store.db", device: Self.me)
+            #expect(try store.watermark(peer: Self.other) == nil)
+            try store.setWatermark(Watermark(storeID: "abc", sequence: 42), peer: Self.other)
+        }
+        let store = try Store(path: folder.path + "/store.db", device: Self.me)
+        #expect(try store.watermark(peer: Self.other) == Watermark(storeID: "abc", sequence: 42))
+        #expect(store.storeID.count == 32)
+    }
+
+    @Test func aFileThatIsNotADatabaseIsReportedNotReset() throws {
+        let folder = TemporaryFolder()
+        let path = folder.path + "/store.db"
+        try Data("this is not a database, but it is somebody's file".utf8 + [UInt8](repeating: 7, count: 5000)).write(to: URL(fileURLWithPath: path))
+        #expect(throws: StoreError.self) { try Store(path: path, device: Self.me) }
+        let after = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(after.prefix(10) == Data("this is no".utf8))
+    }
+}

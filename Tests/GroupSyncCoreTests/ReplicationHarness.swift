@@ -129,6 +129,7 @@ final class ReplicationNetwork {
                 link.sessions[side] = nil
                 // The other end sees the connection close once it has read what was sent before.
                 link.inFlight[side] = []
+                closeIfBothGone(link)
             case .log(let line):
                 link.logs.append("\(link.node(side).name): \(line)")
             case .applied:
@@ -180,6 +181,7 @@ final class ReplicationNetwork {
 
     /// Advances time to `time`, firing every session deadline on the way, delivering traffic at each stop.
     func advance(to time: Int64) {
+        runUntilQuiet()
         while true {
             let deadlines = links.flatMap { link in
                 (0..<2).compactMap { side in link.sessions[side]?.nextDeadline.map { $0 - link.node(side).clockOffsetMillis } }

@@ -119,6 +119,24 @@ import Testing
         #expect(link.logs.contains { $0.contains("event=resume-void") && $0.contains("why=store-recreated") })
     }
 
+    @Test func aPeersOwnOldWriteStillReachesItAfterItsStoreWasRecreated() {
+        // Why the echo filter is not "skip whatever the peer wrote": p's old write comes back through b and a.
+        let net = ReplicationNetwork()
+        let p = net.addNode("p"), a = net.addNode("a"), b = net.addNode("b")
+        net.set(p, "k", .string("written by p before its reinstall"))
+        let pb = net.link(p, b), pa = net.link(p, a), ab = net.link(a, b)
+        net.connect(pb)
+        net.runUntilQuiet()
+        net.disconnect(pb)
+        p.recreateStore(storeID: "p-store-2")
+        net.connect(pa)  // a learns p's new store ID
+        net.runUntilQuiet()
+        net.connect(ab)  // a gets p's old write from b, and relays it to p
+        net.runUntilQuiet()
+        #expect(p.store.entry(suite: "group.test", key: "k")?.value == .string("written by p before its reinstall"))
+        #expect(ReplicationFixtures.converged([p, a, b]))
+    }
+
     @Test func equalClocksTieBreakOnOriginEverywhere() {
         let net = ReplicationNetwork()
         let a = net.addNode("a"), b = net.addNode("b")

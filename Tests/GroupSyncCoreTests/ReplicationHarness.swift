@@ -12,7 +12,7 @@ final class ReplicationNode {
 
     init(_ name: String, index: Int, clockOffsetMillis: Int64 = 0, maxDriftMillis: Int64 = HybridClock.defaultMaxForwardDriftMillis) {
         self.name = name
-        self.device = try! DeviceID(bytes: (0..<32).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ index &* 31 &+ 1) })
+        self.device = ReplicationFixtures.device(index)
         self.store = MemoryReplicaStore(device: device, storeID: "\(name)-store-1", maxForwardDriftMillis: maxDriftMillis)
         self.clockOffsetMillis = clockOffsetMillis
     }

@@ -12,8 +12,6 @@
 struct EchoFilter: Sendable {
     private var sequences: [Int64] = []
 
-    var count: Int { sequences.count }
-
     mutating func record(_ sequence: Int64) {
         // Applied entries get fresh, increasing sequences, so this is nearly always an append.
         if let last = sequences.last, sequence <= last {

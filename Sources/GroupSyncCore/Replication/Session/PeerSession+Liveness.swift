@@ -6,7 +6,7 @@ extension PeerSession {
         let silence = now - lastReceivedMillis
         if silence >= configuration.deadAfterMillis { throw .peerSilent(millis: silence) }
         guard phase == .established else { return }
-        if let retryAt = retryAtMillis, now >= retryAt { retryRefused(nowMillis: now) }
+        if let retryAt = retryAtMillis, now >= retryAt { retryRefused() }
         // Ping when the line has been quiet for a keep-alive period, and again each period without an answer.
         if now >= max(lastReceivedMillis, lastPingMillis) + configuration.keepAliveMillis { sendPing(nowMillis: now) }
     }

@@ -43,7 +43,8 @@ extension PeerSession {
             }
         }
         lastSyncMillis = now
-        log("applied", "after=\(batch.after) through=\(batch.through) entries=\(batch.changes.count) applied=\(result.applied.count) superseded=\(result.superseded) refused=\(result.refused.count) watermark=\(received)")
+        // Empty batches (an up-to-date peer moving our watermark past echoes) are routine, not events.
+        if !batch.changes.isEmpty { log("applied", "after=\(batch.after) through=\(batch.through) entries=\(batch.changes.count) applied=\(result.applied.count) superseded=\(result.superseded) refused=\(result.refused.count) watermark=\(received)") }
         send(.ack(sequence: received))
         // What we just applied is filtered as an echo, but an empty batch still moves the peer's watermark
         // past it, so a reconnect does not send it back either.
@@ -51,7 +52,7 @@ extension PeerSession {
     }
 
     /// Our clock allows the refused entries now (or soon): ask for the history again from the watermark.
-    mutating func retryRefused(nowMillis now: Int64) {
+    mutating func retryRefused() {
         retryAtMillis = nil
         log("request", "after=\(received) why=retry-refused")
         send(.request(after: received))

@@ -9,7 +9,11 @@
 /// `Protocol/PROTOCOL.md` for the rules; comments here say why the code follows them.
 ///
 /// A session lives as long as its connection. After `.close` it ignores everything; reconnecting means a
-/// new session (resuming from the watermarks in the store, so catching up costs what changed).
+/// new session (resuming from the watermarks in the store, so catching up costs what changed). Keep at most
+/// one session per peer at a time: two would race on the peer's watermark.
+///
+/// The shell's duties: write `.send` bytes in order; after `.applied` (and after every local commit), call
+/// `localChangesAvailable` on the sessions with the other peers; sleep until `nextDeadline`, then `tick`.
 public struct PeerSession: Sendable {
     /// The peer's device ID, as the transport authenticated it. Never taken from a message.
     public let peer: DeviceID

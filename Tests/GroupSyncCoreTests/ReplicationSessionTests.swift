@@ -343,6 +343,50 @@ import Testing
         #expect(b.store.entries.isEmpty)
     }
 
+    /// A session with a scripted peer: `b` has sent its hello and `a`'s session is established.
+    static func establishedWithScriptedPeer(resume: Watermark? = nil) -> (PeerSession, ReplicationNode) {
+        let a = ReplicationNode("a", index: 0)
+        a.store.set(.int(1), suite: "s", key: "k", physicalMillis: 0)
+        var session = PeerSession(peer: ReplicationFixtures.device(1), deviceName: "a")
+        _ = session.start(nowMillis: 0, store: a.store)
+        let hello = Hello(versions: 1...1, deviceName: "b", storeID: "b-1", physicalMillis: 0, resume: resume)
+        _ = session.receive(bytes: MessageCodec.encode(.hello(hello)), nowMillis: 0, store: a.store)
+        return (session, a)
+    }
+
+    @Test func contradictoryMessagesAreProtocolViolations() {
+        let script: [(Message, String)] = [
+            (.ack(sequence: 2), "beyond what was sent"),  // a sent through 1
+            (.request(after: 5), "beyond what was sent"),
+            (.changes(ChangeBatch(after: 3, through: 4, changes: [])), "first batch starts after sequence 3"),
+            (.hello(Hello(versions: 1...1, deviceName: "b", storeID: "b-1", physicalMillis: 0, resume: nil)), "hello"),
+        ]
+        for (message, why) in script {
+            var (session, a) = Self.establishedWithScriptedPeer()
+            #expect(session.phase == .established)
+            let outputs = session.receive(bytes: MessageCodec.encode(message), nowMillis: 0, store: a.store)
+            guard case .close(let reason)? = outputs.last else {
+                Issue.record("\(message.type): expected the session to close, got \(outputs)")
+                continue
+            }
+            #expect(reason.description.contains(why), "\(message.type): \(reason)")
+            #expect(a.store.lastSequence() == 1)
+        }
+        var (session, a) = Self.establishedWithScriptedPeer()
+        _ = session.receive(bytes: MessageCodec.encode(.ack(sequence: 1)), nowMillis: 0, store: a.store)
+        let second = session.receive(bytes: MessageCodec.encode(.ack(sequence: 1)), nowMillis: 0, store: a.store)
+        #expect(second.last == .close(.protocolViolation("ack of 1 with no batch outstanding")))
+    }
+
+    @Test func aResumePointBeyondOurHistoryIsVoid() {
+        // The peer remembers sequence 50 of this store ID, but the store (restored from a backup) has 1.
+        let (session, _) = Self.establishedWithScriptedPeer(resume: Watermark(storeID: "a-store-1", sequence: 50))
+        #expect(session.sendCursor == 1)
+        #expect(session.highestSent == 1)
+        let (resumed, _) = Self.establishedWithScriptedPeer(resume: Watermark(storeID: "a-store-1", sequence: 1))
+        #expect(resumed.unacknowledged.map(\.count) == [0])  // nothing to send but the empty first batch
+    }
+
     @Test func versionMismatchEndsBothSides() {
         var future = SessionConfiguration()
         future.versions = 2...3

@@ -71,6 +71,14 @@ final class ReplicationNetwork {
         return link
     }
 
+    /// A new link, connected, with the handshake and catch-up delivered.
+    func connected(_ a: ReplicationNode, _ b: ReplicationNode, configuration: SessionConfiguration = SessionConfiguration()) -> ReplicationLink {
+        let link = link(a, b, configuration: configuration)
+        connect(link)
+        runUntilQuiet()
+        return link
+    }
+
     // MARK: Connections
 
     func connect(_ link: ReplicationLink) {

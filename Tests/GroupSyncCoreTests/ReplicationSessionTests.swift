@@ -9,9 +9,7 @@ import Testing
         net.set(a, "balance", .double(12.5))
         net.set(a, "gone", .string("soon"))
         net.set(b, "name", .string("Anna"))
-        let link = net.link(a, b)
-        net.connect(link)
-        net.runUntilQuiet()
+        let link = net.connected(a, b)
         #expect(link.isEstablished())
         #expect(ReplicationFixtures.converged([a, b]))
         #expect(b.store.entry(suite: "group.test", key: "balance")?.value == .double(12.5))
@@ -61,17 +59,13 @@ import Testing
         let net = ReplicationNetwork()
         let a = net.addNode("a"), b = net.addNode("b")
         for k in 0..<1_000 { net.set(a, "k\(k)", .int(Int64(k))) }
-        let first = net.link(a, b)
-        net.connect(first)
-        net.runUntilQuiet()
+        let first = net.connected(a, b)
         #expect(first.entriesDelivered == [0, 1_000])
         net.disconnect(first)
 
         for k in 0..<10 { net.set(a, "k\(k)", .string("changed")) }
         net.set(b, "from-b", .bool(true))
-        let second = net.link(a, b)
-        net.connect(second)
-        net.runUntilQuiet()
+        let second = net.connected(a, b)
         #expect(ReplicationFixtures.converged([a, b]))
         // O(changes), not O(store): ten entries one way, one the other.
         #expect(second.entriesDelivered == [1, 10])
@@ -80,9 +74,7 @@ import Testing
     @Test func liveChangesAreNotEchoedBack() {
         let net = ReplicationNetwork()
         let a = net.addNode("a"), b = net.addNode("b")
-        let link = net.link(a, b)
-        net.connect(link)
-        net.runUntilQuiet()
+        let link = net.connected(a, b)
         for k in 0..<50 { net.set(a, "k\(k)", .int(Int64(k))) }
         net.runUntilQuiet()
         #expect(link.entriesDelivered == [0, 50])
@@ -98,9 +90,7 @@ import Testing
         let a = net.addNode("a"), b = net.addNode("b")
         for k in 0..<30 { net.set(a, "k\(k)", .int(Int64(k))) }
         for k in 0..<5 { net.set(b, "b\(k)", .int(Int64(k))) }
-        let link = net.link(a, b)
-        net.connect(link)
-        net.runUntilQuiet()
+        let link = net.connected(a, b)
         net.disconnect(link)
         #expect(a.store.watermark(peer: b.device)?.storeID == "b-store-1")
 
@@ -154,9 +144,7 @@ import Testing
     @Test func aModestClockOffsetIsMeasuredAndWarnedOnce() {
         let net = ReplicationNetwork()
         let a = net.addNode("a"), b = net.addNode("b", clockOffsetMillis: 40_000)
-        let link = net.link(a, b)
-        net.connect(link)
-        net.runUntilQuiet()
+        let link = net.connected(a, b)
         net.set(b, "k", .int(1))
         net.advance(to: net.now + 200_000)  // several pings
         #expect(link.isEstablished())
@@ -171,9 +159,7 @@ import Testing
         let net = ReplicationNetwork()
         let a = net.addNode("a"), b = net.addNode("b", clockOffsetMillis: 6 * 60_000)
         net.set(a, "k", .int(1))
-        let link = net.link(a, b)
-        net.connect(link)
-        net.runUntilQuiet()
+        let link = net.connected(a, b)
         #expect(!link.isUp)
         #expect(link.closeReasons[0] == [.clockSkew(offsetMillis: 360_000, boundMillis: 300_000)])
         #expect(link.closeReasons[1] == [.clockSkew(offsetMillis: -360_000, boundMillis: 300_000)])
@@ -209,9 +195,7 @@ import Testing
         a.store.set(.string("future"), suite: "group.test", key: "future", physicalMillis: net.now + 7 * 60_000)
         // Relayed from a third device with a sane clock (a's own writes now carry its fast HLC).
         _ = a.store.apply([ReplicationFixtures.entry("after", .int(3), wall: net.now, origin: 2)], physicalMillis: net.now)
-        let link = net.link(a, b)
-        net.connect(link)
-        net.runUntilQuiet()
+        let link = net.connected(a, b)
         #expect(link.isEstablished())
         #expect(b.store.entry(suite: "group.test", key: "future") == nil)
         // Entries around the refused one are applied; the watermark stops just before it.
@@ -260,9 +244,7 @@ import Testing
         let net = ReplicationNetwork()
         let a = net.addNode("a"), b = net.addNode("b")
         for k in 0..<20 { net.set(a, "k\(k)", .data([UInt8](repeating: UInt8(k), count: 1_000))) }
-        let link = net.link(a, b, configuration: configuration)
-        net.connect(link)
-        net.runUntilQuiet()
+        let link = net.connected(a, b, configuration: configuration)
         #expect(ReplicationFixtures.converged([a, b]))
         let batches = link.framesSent[0].compactMap { if case .changes(let batch) = $0 { batch } else { nil } }
         #expect(batches.allSatisfy { $0.changes.count <= 3 })
@@ -278,9 +260,7 @@ import Testing
     @Test func keepAlivePingsWhenQuietAndDetectsADeadPeer() {
         let net = ReplicationNetwork()
         let a = net.addNode("a"), b = net.addNode("b")
-        let link = net.link(a, b)
-        net.connect(link)
-        net.runUntilQuiet()
+        let link = net.connected(a, b)
         let start = net.now
         #expect(link.sessions[0]!.nextDeadline == start + 30_000)
         #expect(link.sessions[0]!.tick(nowMillis: start + 29_999).isEmpty)
@@ -300,9 +280,7 @@ import Testing
         let net = ReplicationNetwork()
         let a = net.addNode("a"), b = net.addNode("b")
         net.set(b, "k", .int(1))
-        let link = net.link(a, b)
-        net.connect(link)
-        net.runUntilQuiet()
+        let link = net.connected(a, b)
         let before = b.store.entries, sequence = b.store.lastSequence()
         // A changes frame whose entry is cut short.
         let good = MessageCodec.payload(.changes(ChangeBatch(after: 0, through: 1, changes: [
@@ -415,9 +393,7 @@ import Testing
     @Test func shutdownSaysGoodbye() {
         let net = ReplicationNetwork()
         let a = net.addNode("a"), b = net.addNode("b")
-        let link = net.link(a, b)
-        net.connect(link)
-        net.runUntilQuiet()
+        let link = net.connected(a, b)
         net.route(link.sessions[0]!.shutdown(reason: "daemon stopping"), from: 0, on: link)
         net.runUntilQuiet()
         #expect(link.closeReasons[0] == [.shutdown("daemon stopping")])

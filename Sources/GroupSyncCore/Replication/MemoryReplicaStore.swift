@@ -64,21 +64,8 @@ public final class MemoryReplicaStore: ReplicaStore {
     public func lastSequence() -> Int64 { Int64(history.count) }
 
     public func apply(_ entries: [Entry], physicalMillis: Int64) -> ApplyResult {
-        var result = ApplyResult()
-        for entry in entries {
-            do throws(ClockError) {
-                try clock.observe(entry.version.hlc, physicalMillis: physicalMillis)
-            } catch {
-                result.refused.append((entry, error))
-                continue
-            }
-            if LastWriterWins.wins(entry, over: self.entry(suite: entry.suite, key: entry.key)) {
-                result.applied.append(write(entry))
-            } else {
-                result.superseded += 1
-            }
-        }
-        return result
+        ApplyResult.merging(entries, clock: &clock, physicalMillis: physicalMillis,
+                            current: { entry(suite: $0.suite, key: $0.key) }, write: write)
     }
 
     public func watermark(peer: DeviceID) -> Watermark? { watermarks[peer] }

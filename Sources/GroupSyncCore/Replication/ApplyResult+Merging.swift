@@ -1,0 +1,28 @@
+extension ApplyResult {
+    /// How every `ReplicaStore` merges a batch of remote entries, so the in-memory store and the SQLite store
+    /// cannot drift apart: each entry's clock is checked against the drift bound first (a refused entry is
+    /// neither stored nor folded into the clock), then it is stored if it wins by last-writer-wins.
+    ///
+    /// `current` reads the stored entry for the same key; `write` stores a winner and returns its change.
+    /// The caller wraps the whole call in one transaction and persists `clock` afterwards.
+    public static func merging<Failure: Error>(
+        _ entries: [Entry], clock: inout HybridClock, physicalMillis: Int64,
+        current: (Entry) throws(Failure) -> Entry?, write: (Entry) throws(Failure) -> Change
+    ) throws(Failure) -> ApplyResult {
+        var result = ApplyResult()
+        for entry in entries {
+            do throws(ClockError) {
+                try clock.observe(entry.version.hlc, physicalMillis: physicalMillis)
+            } catch {
+                result.refused.append((entry, error))
+                continue
+            }
+            if LastWriterWins.wins(entry, over: try current(entry)) {
+                result.applied.append(try write(entry))
+            } else {
+                result.superseded += 1
+            }
+        }
+        return result
+    }
+}

@@ -1,0 +1,89 @@
+/// `hello` both ways: versions, store epochs, where each side resumes, and the first clock measurement.
+extension PeerSession {
+    mutating func sendHello<S: ReplicaStore>(nowMillis now: Int64, store: S) throws(CloseReason) {
+        localStoreID = store.storeID
+        announcedWatermark = try storeCall("reading the watermark") { () throws(S.Failure) in try store.watermark(peer: peer) }
+        lastReceivedMillis = now  // the peer's hello is due within the dead-peer timeout
+        lastPingMillis = now
+        phase = .handshaking
+        send(.hello(Hello(versions: configuration.versions, deviceName: deviceName, storeID: localStoreID,
+                          physicalMillis: now, resume: announcedWatermark)))
+        log("hello-sent", "store=\(quoted(localStoreID)) resume=\(announcedWatermark.map { "\(quoted($0.storeID)):\($0.sequence)" } ?? "none")")
+    }
+
+    mutating func receiveHello<S: ReplicaStore>(_ hello: Hello, nowMillis now: Int64, store: S) throws(CloseReason) {
+        guard let version = ProtocolVersion.negotiate(configuration.versions, hello.versions) else {
+            throw .versionMismatch(local: configuration.versions, peer: hello.versions)
+        }
+        negotiatedVersion = version
+        peerName = hello.deviceName
+        peerStoreID = hello.storeID
+        // One-way estimate: the network delay counts as offset until the first pong corrects it.
+        try measureClockOffset(difference(hello.physicalMillis, now), source: "hello")
+
+        // Our position in the peer's history survives only while its store is the one we read.
+        if let announced = announcedWatermark, announced.storeID == hello.storeID {
+            received = announced.sequence
+        } else {
+            received = 0
+            if let announced = announcedWatermark {
+                log("peer-store-changed", "was=\(quoted(announced.storeID)) now=\(quoted(hello.storeID)) reading=all")
+            }
+        }
+
+        // Where to start sending ours: the peer's word, if it is about this store and not beyond its end.
+        let head = try storeCall("reading the last sequence") { () throws(S.Failure) in try store.lastSequence() }
+        sendCursor = 0
+        if let resume = hello.resume {
+            if resume.storeID != localStoreID {
+                log("resume-void", "why=store-recreated peer-has=\(quoted(resume.storeID)) ours=\(quoted(localStoreID))")
+            } else if resume.sequence > head {
+                // Same ID but a shorter history: restored from a backup. Resending all is the safe answer.
+                log("resume-void", "why=beyond-head resume=\(resume.sequence) head=\(head)")
+            } else {
+                sendCursor = resume.sequence
+            }
+        }
+        highestSent = sendCursor
+        phase = .established
+        log("established", "version=\(version) name=\(quoted(hello.deviceName)) offset_ms=\(clockOffsetMillis ?? 0) send_from=\(sendCursor) head=\(head) receive_from=\(received)")
+        // An early ping turns the one-way clock estimate into a round-trip one.
+        sendPing(nowMillis: now)
+        try sendAvailable(store: store)
+    }
+
+    // MARK: Clock offset
+
+    mutating func sendPing(nowMillis now: Int64) {
+        lastPingMillis = now
+        send(.ping(millis: now))
+    }
+
+    mutating func receivePong(echoMillis echo: Int64, peerMillis: Int64, nowMillis now: Int64) throws(CloseReason) {
+        let roundTrip = difference(now, echo)
+        // A pong for a time we never sent (or a clock that stepped back) cannot be measured; keep the old estimate.
+        guard roundTrip >= 0, roundTrip <= configuration.deadAfterMillis else { return }
+        // The peer read its clock about half way through the round trip (NTP's assumption).
+        try measureClockOffset(difference(peerMillis, echo + roundTrip / 2), source: "ping rtt_ms=\(roundTrip)")
+    }
+
+    /// Records a measurement and enforces the bounds. Past `clockWarnMillis` writes order by a clock that is
+    /// noticeably off, which is worth one log line; past `clockRefuseMillis` (the `HybridClock` drift bound)
+    /// one side's entries would be refused by the other, so the session stops and both sides say why.
+    mutating func measureClockOffset(_ offset: Int64, source: String) throws(CloseReason) {
+        clockOffsetMillis = offset
+        if offset.magnitude > configuration.clockRefuseMillis.magnitude {
+            throw .clockSkew(offsetMillis: offset, boundMillis: configuration.clockRefuseMillis)
+        }
+        if offset.magnitude > configuration.clockWarnMillis.magnitude && !warnedAboutClock {
+            warnedAboutClock = true
+            log("clock-offset-warning", "offset_ms=\(offset) bound_ms=\(configuration.clockWarnMillis) source=\(source) advice=\(quoted("enable network time on both devices"))")
+        }
+    }
+
+    /// `a - b`, saturating: the operands may come from a hostile peer.
+    func difference(_ a: Int64, _ b: Int64) -> Int64 {
+        let (result, overflow) = a.subtractingReportingOverflow(b)
+        return overflow ? (b < 0 ? .max : .min) : result
+    }
+}

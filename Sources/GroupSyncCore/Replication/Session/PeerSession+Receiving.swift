@@ -1,0 +1,71 @@
+/// Applying the peer's history and acknowledging what is durable.
+///
+/// The watermark (`received`) only ever covers a contiguous prefix of the peer's history that is durably
+/// applied. Two things can leave a batch applied but the watermark behind: an entry our clock refused (the
+/// watermark stops just before it, and we ask again once our clock allows), and a batch that starts beyond
+/// the watermark because one before it stalled. Applying such entries early is harmless — merging is
+/// idempotent — and skipping the watermark past them would lose them.
+extension PeerSession {
+    mutating func receiveChanges<S: ReplicaStore>(_ batch: ChangeBatch, nowMillis now: Int64, store: S) throws(CloseReason) {
+        var watermarkIsStale = false
+        if !receivedFirstBatch {
+            receivedFirstBatch = true
+            if batch.after < received {
+                // The peer did not accept our resume point (its store was restored, say): start over with it.
+                log("peer-restarts", "from=\(batch.after) we_had=\(received)")
+                received = batch.after
+            } else if batch.after > received {
+                throw .protocolViolation("the first batch starts after sequence \(batch.after), but we only have up to \(received)")
+            }
+            // Persist at once when the watermark was for another store epoch (or none), even if nothing moves.
+            watermarkIsStale = announcedWatermark != Watermark(storeID: peerStoreID, sequence: received)
+        }
+
+        let result = try storeCall("applying \(batch.changes.count) entries") { () throws(S.Failure) in
+            try store.apply(batch.changes.map(\.entry), physicalMillis: now)
+        }
+        for change in result.applied { echo.record(change.sequence) }
+        if !result.applied.isEmpty { outbox.append(.applied(result.applied)) }
+
+        let firstRefused = Self.firstRefused(in: batch, result: result)
+        if batch.after <= received {
+            let reached = firstRefused.map { $0.sequence - 1 } ?? batch.through
+            if reached > received || watermarkIsStale {
+                received = max(received, reached)
+                try storeCall("saving the watermark") { () throws(S.Failure) in
+                    try store.setWatermark(Watermark(storeID: peerStoreID, sequence: received), peer: peer)
+                }
+            }
+            if let (sequence, reason) = firstRefused, case let .tooFarAhead(_, ahead, bound) = reason {
+                // The earliest moment our clock accepts the first refused entry; later ones follow in its batch.
+                retryAtMillis = now + (ahead - bound) + 1
+                log("refused", "count=\(result.refused.count) first=\(sequence) retry_in_ms=\(ahead - bound + 1) reason=\(quoted(reason.description))")
+            }
+        }
+        lastSyncMillis = now
+        // Empty batches (an up-to-date peer moving our watermark past echoes) are routine, not events.
+        if !batch.changes.isEmpty { log("applied", "after=\(batch.after) through=\(batch.through) entries=\(batch.changes.count) applied=\(result.applied.count) superseded=\(result.superseded) refused=\(result.refused.count) watermark=\(received)") }
+        send(.ack(sequence: received))
+        // What we just applied is filtered as an echo, but an empty batch still moves the peer's watermark
+        // past it, so a reconnect does not send it back either.
+        try sendAvailable(store: store)
+    }
+
+    /// Our clock allows the refused entries now (or soon): ask for the history again from the watermark.
+    mutating func retryRefused() {
+        retryAtMillis = nil
+        log("request", "after=\(received) why=retry-refused")
+        send(.request(after: received))
+    }
+
+    /// The refused entry with the lowest sequence in the batch, and why it was refused.
+    private static func firstRefused(in batch: ChangeBatch, result: ApplyResult) -> (sequence: Int64, reason: ClockError)? {
+        guard !result.refused.isEmpty else { return nil }
+        var reasons: [Entry: ClockError] = [:]
+        for (entry, reason) in result.refused { reasons[entry] = reason }
+        for change in batch.changes {
+            if let reason = reasons[change.entry] { return (change.sequence, reason) }
+        }
+        return nil
+    }
+}

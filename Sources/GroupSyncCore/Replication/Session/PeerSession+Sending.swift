@@ -1,0 +1,72 @@
+/// Streaming our history to the peer, with flow control.
+///
+/// Batches hold at most `batchSize` entries and fit in a frame; at most `maxBatchesInFlight` are
+/// unacknowledged, so a slow peer holds back our reads instead of piling frames into the socket. Each
+/// `ack` frees a slot. Catching up reads the store from the peer's resume point: it costs what changed.
+extension PeerSession {
+    mutating func sendAvailable<S: ReplicaStore>(store: S) throws(CloseReason) {
+        guard phase == .established else { return }
+        guard store.storeID == localStoreID else { throw .storeReplaced(was: localStoreID, now: store.storeID) }
+        while batchesInFlight < configuration.maxBatchesInFlight {
+            let changes = try storeCall("reading changes") { () throws(S.Failure) in
+                try store.changes(after: sendCursor, limit: configuration.batchSize)
+            }
+            // The first batch goes out even when empty: it tells the peer our store epoch and that it is current.
+            guard !changes.isEmpty || !sentFirstBatch else { break }
+            try sendBatch(of: changes)
+        }
+        let head = try storeCall("reading the last sequence") { () throws(S.Failure) in try store.lastSequence() }
+        pendingCount = unacknowledged.reduce(0) { $0 + $1.count } + Int(max(0, head - sendCursor))
+    }
+
+    /// Sends the longest prefix of `changes` that fits in a frame, leaving out echoes.
+    private mutating func sendBatch(of changes: [Change]) throws(CloseReason) {
+        let budget = configuration.maxFrameBytes - Frame.typeBytes - MessageCodec.changesOverheadBytes
+        var encoded: [[UInt8]] = []
+        var bytes = 0
+        var through = sendCursor
+        for change in changes {
+            if echo.contains(change.sequence) {
+                through = change.sequence
+                continue
+            }
+            let entry = MessageCodec.encode(change)
+            if bytes + entry.count > budget {
+                guard encoded.isEmpty else { break }
+                throw .entryTooLarge(suite: change.entry.suite, key: change.entry.key, bytes: entry.count, maxBytes: budget)
+            }
+            encoded.append(entry)
+            bytes += entry.count
+            through = change.sequence
+        }
+        send(Frame(type: MessageType.changes.rawValue,
+                   payload: MessageCodec.changesPayload(after: sendCursor, through: through, encodedChanges: encoded)))
+        if !encoded.isEmpty || !sentFirstBatch {
+            log("sent", "after=\(sendCursor) through=\(through) entries=\(encoded.count)")
+        }
+        sendCursor = through
+        highestSent = max(highestSent, through)
+        batchesInFlight += 1
+        sentFirstBatch = true
+        unacknowledged.append((through, encoded.count))
+        echo.forget(through: through)
+    }
+
+    mutating func receiveAck<S: ReplicaStore>(_ sequence: Int64, nowMillis now: Int64, store: S) throws(CloseReason) {
+        guard batchesInFlight > 0 else { throw .protocolViolation("ack of \(sequence) with no batch outstanding") }
+        guard sequence <= highestSent else { throw .protocolViolation("ack of \(sequence), beyond what was sent (\(highestSent))") }
+        batchesInFlight -= 1
+        unacknowledged.removeAll { $0.through <= sequence }
+        try sendAvailable(store: store)
+        if pendingCount == 0 { lastSyncMillis = now }
+    }
+
+    /// The peer refused some entries and asks again from its watermark.
+    mutating func receiveRequest<S: ReplicaStore>(after sequence: Int64, store: S) throws(CloseReason) {
+        guard sequence <= highestSent else { throw .protocolViolation("request from \(sequence), beyond what was sent (\(highestSent))") }
+        log("resend", "after=\(sequence) cursor_was=\(sendCursor)")
+        sendCursor = min(sendCursor, sequence)
+        unacknowledged.removeAll { $0.through > sequence }
+        try sendAvailable(store: store)
+    }
+}

@@ -1,0 +1,199 @@
+/// Replication with one peer over one connection, as a deterministic state machine.
+///
+/// The shell owns the socket, the store and the clock; it feeds the session events (bytes received, a local
+/// commit, time passing) with the current time, and carries out the returned outputs in order. The session
+/// does no I/O of its own, so the simulator can run thousands of them with a fake network and clock.
+///
+/// Both sides are symmetric: each sends `hello` at once, then streams its history to the other from where
+/// the other said it stands, and applies the other's history, acknowledging what is durable. See
+/// `Protocol/PROTOCOL.md` for the rules; comments here say why the code follows them.
+///
+/// A session lives as long as its connection. After `.close` it ignores everything; reconnecting means a
+/// new session (resuming from the watermarks in the store, so catching up costs what changed). Keep at most
+/// one session per peer at a time: two would race on the peer's watermark.
+///
+/// The shell's duties: write `.send` bytes in order; after `.applied` (and after every local commit), call
+/// `localChangesAvailable` on the sessions with the other peers; sleep until `nextDeadline`, then `tick`.
+public struct PeerSession: Sendable {
+    /// The peer's device ID, as the transport authenticated it. Never taken from a message.
+    public let peer: DeviceID
+    /// Our device name, sent in `hello`.
+    public let deviceName: String
+    public let configuration: SessionConfiguration
+
+    public internal(set) var phase: SessionPhase = .idle
+    public internal(set) var peerName: String?
+    public internal(set) var negotiatedVersion: UInt32?
+    /// The peer's physical clock minus ours, from `hello` and refined by each ping's round trip.
+    public internal(set) var clockOffsetMillis: Int64?
+    /// The last time a batch from the peer was applied, or the peer confirmed it has all of our history.
+    public internal(set) var lastSyncMillis: Int64?
+    /// Our changes the peer has not acknowledged: entries sent and not yet durable there, plus the positions
+    /// of our history not sent yet (an upper bound for those, as a rewritten key leaves a gap). 0 means the
+    /// peer is current.
+    public internal(set) var pendingCount = 0
+
+    var decoder: FrameDecoder
+    var outbox: [SessionOutput] = []
+    var warnedAboutClock = false
+
+    // The two stores' epochs.
+    var localStoreID = ""
+    var peerStoreID = ""
+    /// Our watermark for the peer when the session started, as our `hello` announced it.
+    var announcedWatermark: Watermark?
+
+    // Receiving the peer's history.
+    /// How far the peer's history is durably applied here: the watermark we store and acknowledge.
+    var received: Int64 = 0
+    var receivedFirstBatch = false
+    /// When to ask again for entries our clock refused.
+    var retryAtMillis: Int64?
+
+    // Sending our history.
+    /// Our history is sent up to here (or asked to be resent from here).
+    var sendCursor: Int64 = 0
+    var highestSent: Int64 = 0
+    var batchesInFlight = 0
+    var sentFirstBatch = false
+    /// Sent batches whose end the peer has not acknowledged as durable, with their entry counts.
+    var unacknowledged: [(through: Int64, count: Int)] = []
+    var echo = EchoFilter()
+
+    // Liveness.
+    var lastReceivedMillis: Int64 = 0
+    var lastPingMillis: Int64 = 0
+
+    public init(peer: DeviceID, deviceName: String, configuration: SessionConfiguration = SessionConfiguration()) {
+        self.peer = peer
+        self.deviceName = deviceName
+        self.configuration = configuration
+        self.decoder = FrameDecoder(maxFrameBytes: configuration.maxFrameBytes)
+    }
+
+    public var status: SessionStatus {
+        SessionStatus(peer: peer, peerName: peerName, phase: phase, negotiatedVersion: negotiatedVersion,
+                      lastSyncMillis: lastSyncMillis, clockOffsetMillis: clockOffsetMillis, pendingCount: pendingCount)
+    }
+
+    public var isClosed: Bool { phase == .closed }
+
+    // MARK: Events
+
+    /// Opens the session: sends our `hello`. Call once, right after the connection is authenticated.
+    public mutating func start<S: ReplicaStore>(nowMillis now: Int64, store: S) -> [SessionOutput] {
+        handle { (session: inout PeerSession) throws(CloseReason) in
+            guard session.phase == .idle else { return }
+            try session.sendHello(nowMillis: now, store: store)
+        }
+    }
+
+    /// Bytes read from the connection, in whatever chunks the transport delivered.
+    public mutating func receive<S: ReplicaStore>(bytes: some Collection<UInt8>, nowMillis now: Int64, store: S) -> [SessionOutput] {
+        handle { (session: inout PeerSession) throws(CloseReason) in
+            let frames: [Frame]
+            do throws(FrameError) { frames = try session.decoder.feed(bytes) } catch { throw .malformedFrame(error) }
+            for frame in frames { try session.process(frame, nowMillis: now, store: store) }
+        }
+    }
+
+    /// One complete frame, for shells that do their own framing.
+    public mutating func receive<S: ReplicaStore>(frame: Frame, nowMillis now: Int64, store: S) -> [SessionOutput] {
+        handle { (session: inout PeerSession) throws(CloseReason) in try session.process(frame, nowMillis: now, store: store) }
+    }
+
+    /// Something was committed to the store (locally or from another peer): send the peer what it lacks.
+    public mutating func localChangesAvailable<S: ReplicaStore>(nowMillis now: Int64, store: S) -> [SessionOutput] {
+        handle { (session: inout PeerSession) throws(CloseReason) in try session.sendAvailable(store: store) }
+    }
+
+    /// Time passed; call at `nextDeadline` (calling earlier or later is harmless).
+    public mutating func tick(nowMillis now: Int64) -> [SessionOutput] {
+        handle { (session: inout PeerSession) throws(CloseReason) in try session.checkTimers(nowMillis: now) }
+    }
+
+    /// Ends the session on purpose: tells the peer goodbye, then closes.
+    public mutating func shutdown(reason: String) -> [SessionOutput] {
+        handle { (_: inout PeerSession) throws(CloseReason) in throw .shutdown(reason) }
+    }
+
+    /// The next time `tick` has something to do, or `nil` once closed. An idle session sleeps a whole
+    /// keep-alive period between wake-ups.
+    public var nextDeadline: Int64? {
+        switch phase {
+        case .idle, .closed: return nil
+        case .handshaking: return lastReceivedMillis + configuration.deadAfterMillis
+        case .established:
+            let deadlines = [lastReceivedMillis + configuration.deadAfterMillis,
+                             max(lastReceivedMillis, lastPingMillis) + configuration.keepAliveMillis,
+                             retryAtMillis].compactMap { $0 }
+            return deadlines.min()
+        }
+    }
+
+    // MARK: Plumbing
+
+    /// Runs one event; any failure ends the session, telling the peer why when it should hear it.
+    private mutating func handle(_ body: (inout PeerSession) throws(CloseReason) -> Void) -> [SessionOutput] {
+        guard phase != .closed else { return [] }
+        do throws(CloseReason) {
+            try body(&self)
+        } catch {
+            if let farewell = error.farewell, phase != .idle { send(farewell) }
+            log("closed", "code=\(error.code?.description ?? "none") reason=\(quoted(error.description))")
+            phase = .closed
+            outbox.append(.close(error))
+        }
+        let outputs = outbox
+        outbox = []
+        return outputs
+    }
+
+    private mutating func process<S: ReplicaStore>(_ frame: Frame, nowMillis now: Int64, store: S) throws(CloseReason) {
+        guard phase != .closed else { return }
+        guard phase != .idle else { throw .protocolViolation("bytes arrived before the session was started") }
+        lastReceivedMillis = now
+        let decoded: Message?
+        do throws(MessageError) { decoded = try MessageCodec.decode(frame) } catch { throw .malformedMessage(error) }
+        guard let message = decoded else {
+            log("ignored", "type=0x\(String(frame.type, radix: 16)) why=optional-unknown")
+            return
+        }
+        switch (phase, message) {
+        case (.handshaking, .hello(let hello)): try receiveHello(hello, nowMillis: now, store: store)
+        case (.established, .changes(let batch)): try receiveChanges(batch, nowMillis: now, store: store)
+        case (.established, .ack(let sequence)): try receiveAck(sequence, nowMillis: now, store: store)
+        case (.established, .request(let after)): try receiveRequest(after: after, store: store)
+        case (.established, .ping(let millis)): send(.pong(echoMillis: millis, millis: now))
+        case (.established, .pong(let echo, let millis)): try receivePong(echoMillis: echo, peerMillis: millis, nowMillis: now)
+        case (_, .goodbye(let code, let text)): throw .peerSaidGoodbye(code, text)
+        case (_, .error(let code, let text)): throw .peerReportedError(code, text)
+        default: throw .unexpectedMessage(message.type, phase: phase)
+        }
+    }
+
+    mutating func send(_ message: Message) {
+        outbox.append(.send(MessageCodec.encode(message)))
+    }
+
+    mutating func send(_ frame: Frame) {
+        outbox.append(.send(frame.encoded))
+    }
+
+    /// One greppable line: `peer=<id> event=<event> key=value…`.
+    mutating func log(_ event: String, _ details: String = "") {
+        outbox.append(.log("peer=\(peer.short) event=\(event)" + (details.isEmpty ? "" : " " + details)))
+    }
+
+    /// Text from the peer (names, reasons) goes into logs escaped, so it cannot forge log lines.
+    func quoted(_ text: String) -> String {
+        var out = ""
+        JSONWriter.writeString(text, into: &out)
+        return out
+    }
+
+    /// A store call whose failure ends the session; the store's own transaction keeps it unchanged.
+    func storeCall<T, Failure: Error>(_ what: String, _ body: () throws(Failure) -> T) throws(CloseReason) -> T {
+        do throws(Failure) { return try body() } catch { throw .storeFailed("\(what): \(error)") }
+    }
+}

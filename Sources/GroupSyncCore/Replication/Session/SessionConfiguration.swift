@@ -1,0 +1,24 @@
+/// The knobs of a session. Defaults suit a handful of personal devices on a LAN or the internet;
+/// tests shrink them.
+public struct SessionConfiguration: Sendable {
+    /// Protocol versions offered in `hello`.
+    public var versions: ClosedRange<UInt32> = ProtocolVersion.supported
+    /// At most this many entries per `changes` message (fewer when they would not fit in a frame).
+    public var batchSize = 500
+    /// At most this many `changes` messages sent and not yet acknowledged: bounds what a slow peer makes
+    /// us queue, while keeping the pipe full on a high-latency link.
+    public var maxBatchesInFlight = 4
+    /// Bound on a frame's length field, both ways.
+    public var maxFrameBytes = Frame.defaultMaxBytes
+    /// After this long without receiving anything, send a ping. Also the longest an idle session sleeps.
+    public var keepAliveMillis: Int64 = 30_000
+    /// After this long without receiving anything (three keep-alive periods), the peer is gone.
+    public var deadAfterMillis: Int64 = 90_000
+    /// A clock offset beyond this is logged once: writes will order by the wrong clock by that much.
+    public var clockWarnMillis: Int64 = 30_000
+    /// A clock offset beyond this ends the session: one side's entries would be refused by the other's
+    /// `HybridClock` anyway, so replicating would only churn.
+    public var clockRefuseMillis: Int64 = HybridClock.defaultMaxForwardDriftMillis
+
+    public init() {}
+}

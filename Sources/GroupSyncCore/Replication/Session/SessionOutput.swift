@@ -1,0 +1,42 @@
+/// What the shell must do after feeding the session an event, in order.
+public enum SessionOutput: Equatable, Sendable {
+    /// Write these bytes (one encoded frame) to the connection.
+    case send([UInt8])
+    /// Close the connection after writing what was sent before; the session is over.
+    case close(CloseReason)
+    /// One line for the log; every line starts `peer=<short id> event=<name>` for grepping.
+    case log(String)
+    /// Entries from the peer that won and are now stored: wake watchers, tell other sessions.
+    case applied([Change])
+}
+
+/// Where a session is in its life.
+public enum SessionPhase: String, Sendable, CustomStringConvertible {
+    /// Created; `start` not called yet.
+    case idle
+    /// Our `hello` is sent; the peer's has not arrived.
+    case handshaking
+    /// Both `hello`s exchanged: changes flow both ways.
+    case established
+    /// Over; the session ignores every further event.
+    case closed
+
+    public var description: String { rawValue }
+}
+
+/// The fields `groupsync status` shows for one peer.
+public struct SessionStatus: Equatable, Sendable {
+    public var peer: DeviceID
+    public var peerName: String?
+    public var phase: SessionPhase
+    public var negotiatedVersion: UInt32?
+    /// The last time a batch from the peer was applied, or the peer confirmed it has all of ours.
+    public var lastSyncMillis: Int64?
+    /// The peer's clock minus ours, as last measured.
+    public var clockOffsetMillis: Int64?
+    /// Our changes the peer has not acknowledged (see `PeerSession.pendingCount`).
+    public var pendingCount: Int
+
+    public var isConnected: Bool { phase == .handshaking || phase == .established }
+    public var isEstablished: Bool { phase == .established }
+}

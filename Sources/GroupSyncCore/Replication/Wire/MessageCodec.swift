@@ -1,0 +1,200 @@
+/// The byte layout of each message's payload (specified in `Protocol/PROTOCOL.md`).
+///
+/// Sequences are unsigned varints no larger than `Int64.max`; times are zig-zag varints of milliseconds;
+/// strings are a varint length and UTF-8. Decoding is strict — a payload must be consumed exactly —
+/// except for `hello`, which is read before versions are agreed and so may carry fields a later version
+/// appends.
+public enum MessageCodec {
+    // MARK: Encoding
+
+    public static func frame(_ message: Message) -> Frame {
+        Frame(type: message.type.rawValue, payload: payload(message))
+    }
+
+    /// The complete frame, ready for the transport.
+    public static func encode(_ message: Message) -> [UInt8] { frame(message).encoded }
+
+    public static func payload(_ message: Message) -> [UInt8] {
+        var w = ByteWriter()
+        switch message {
+        case .hello(let hello):
+            w.writeVarint(UInt64(hello.versions.lowerBound))
+            w.writeVarint(UInt64(hello.versions.upperBound))
+            w.writeString(hello.deviceName)
+            w.writeString(hello.storeID)
+            w.writeSignedVarint(hello.physicalMillis)
+            if let resume = hello.resume {
+                w.write(1)
+                w.writeString(resume.storeID)
+                w.writeVarint(UInt64(resume.sequence))
+            } else {
+                w.write(0)
+            }
+        case .changes(let batch):
+            return changesPayload(after: batch.after, through: batch.through, encodedChanges: batch.changes.map(encode))
+        case .ack(let sequence):
+            w.writeVarint(UInt64(sequence))
+        case .request(let after):
+            w.writeVarint(UInt64(after))
+        case .ping(let millis):
+            w.writeSignedVarint(millis)
+        case .pong(let echo, let millis):
+            w.writeSignedVarint(echo)
+            w.writeSignedVarint(millis)
+        case .goodbye(let code, let text), .error(let code, let text):
+            w.writeVarint(code.rawValue)
+            w.writeString(text)
+        }
+        return w.bytes
+    }
+
+    /// A `changes` payload from changes encoded one by one, so a sender can fill a batch up to a byte
+    /// budget without encoding anything twice.
+    public static func changesPayload(after: Int64, through: Int64, encodedChanges: [[UInt8]]) -> [UInt8] {
+        var w = ByteWriter(reservingCapacity: 30 + encodedChanges.reduce(0) { $0 + $1.count })
+        w.writeVarint(UInt64(after))
+        w.writeVarint(UInt64(through))
+        w.writeVarint(UInt64(encodedChanges.count))
+        for change in encodedChanges { w.write(contentsOf: change) }
+        return w.bytes
+    }
+
+    /// Room a `changes` payload needs besides its changes: three varints of at most 10 bytes.
+    public static let changesOverheadBytes = 30
+
+    /// One change of a batch: sequence, suite, key, HLC (wall, logical), origin (32 raw bytes), then the value
+    /// in `ValueCodec` form, or a single 0 byte for a tombstone (no value tag is 0).
+    public static func encode(_ change: Change) -> [UInt8] {
+        var w = ByteWriter()
+        let entry = change.entry
+        w.writeVarint(UInt64(change.sequence))
+        w.writeString(entry.suite)
+        w.writeString(entry.key)
+        w.writeSignedVarint(entry.version.hlc.wallMillis)
+        w.writeVarint(UInt64(entry.version.hlc.logical))
+        w.write(contentsOf: entry.version.origin.bytes)
+        if let value = entry.value { ValueCodec.encode(value, into: &w) } else { w.write(tombstone) }
+        return w.bytes
+    }
+
+    static let tombstone: UInt8 = 0
+
+    // MARK: Decoding
+
+    /// The message in a frame, or `nil` for an optional type (0x80–0xFF) this version does not know.
+    public static func decode(_ frame: Frame) throws(MessageError) -> Message? {
+        guard let type = MessageType(rawValue: frame.type) else {
+            if frame.type >= MessageType.firstOptional { return nil }
+            throw .unknownType(frame.type)
+        }
+        do throws(DecodingError) {
+            var r = ByteReader(frame.payload)
+            let message = try decodePayload(type, from: &r)
+            if type != .hello && !r.isAtEnd { throw .malformed("\(r.remaining) bytes after the message") }
+            return message
+        } catch {
+            throw .malformed(type, error)
+        }
+    }
+
+    private static func decodePayload(_ type: MessageType, from r: inout ByteReader) throws(DecodingError) -> Message {
+        switch type {
+        case .hello:
+            let lowest = try readVersion(&r), highest = try readVersion(&r)
+            guard lowest <= highest else { throw .malformed("version range \(lowest)...\(highest) is empty") }
+            let name = try readLabel(&r, "device name")
+            let storeID = try readLabel(&r, "store ID")
+            let millis = try r.readSignedVarint()
+            let resume: Watermark?
+            switch try r.readByte() {
+            case 0: resume = nil
+            case 1: resume = Watermark(storeID: try readLabel(&r, "resume store ID"), sequence: try readSequence(&r))
+            case let flag: throw .malformed("resume flag \(flag) is neither 0 nor 1")
+            }
+            return .hello(Hello(versions: lowest...highest, deviceName: name, storeID: storeID, physicalMillis: millis, resume: resume))
+        case .changes:
+            let after = try readSequence(&r), through = try readSequence(&r)
+            guard after <= through else { throw .malformed("batch ends at \(through), before its start \(after)") }
+            // Each change takes more than one byte, so a count beyond what is left is refused before allocating.
+            let count = try r.readLength()
+            var changes: [Change] = []
+            changes.reserveCapacity(count)
+            var previous = after
+            for _ in 0..<count {
+                let change = try decodeChange(&r)
+                guard change.sequence > previous, change.sequence <= through else {
+                    throw .malformed("change sequence \(change.sequence) is not in increasing order within \(after)...\(through)")
+                }
+                previous = change.sequence
+                changes.append(change)
+            }
+            return .changes(ChangeBatch(after: after, through: through, changes: changes))
+        case .ack: return .ack(sequence: try readSequence(&r))
+        case .request: return .request(after: try readSequence(&r))
+        case .ping: return .ping(millis: try r.readSignedVarint())
+        case .pong: return .pong(echoMillis: try r.readSignedVarint(), millis: try r.readSignedVarint())
+        case .goodbye: return .goodbye(ReasonCode(rawValue: try r.readVarint()), try r.readString())
+        case .error: return .error(ReasonCode(rawValue: try r.readVarint()), try r.readString())
+        }
+    }
+
+    private static func decodeChange(_ r: inout ByteReader) throws(DecodingError) -> Change {
+        let sequence = try readSequence(&r)
+        let suite = try r.readString()
+        let key = try r.readString()
+        // HLC time is never before 1970; refusing negative walls also keeps drift arithmetic from overflowing.
+        let wall = try r.readSignedVarint()
+        guard wall >= 0 else { throw .malformed("HLC wall time \(wall) is negative") }
+        let rawLogical = try r.readVarint()
+        guard let logical = UInt32(exactly: rawLogical) else { throw .malformed("HLC logical counter \(rawLogical) exceeds 32 bits") }
+        let origin: DeviceID
+        do { origin = try DeviceID(bytes: try r.readBytes(DeviceID.byteCount)) } catch { throw .malformed("bad origin: \(error)") }
+        let value: Value?
+        if try peek(r) == tombstone {
+            _ = try r.readByte()
+            value = nil
+        } else {
+            value = try ValueCodec.decode(from: &r)
+        }
+        let entry = Entry(suite: suite, key: key, value: value, version: Version(hlc: HLC(wallMillis: wall, logical: logical), origin: origin))
+        return Change(sequence: sequence, entry: entry)
+    }
+
+    private static func peek(_ r: ByteReader) throws(DecodingError) -> UInt8 {
+        var copy = r
+        return try copy.readByte()
+    }
+
+    private static func readSequence(_ r: inout ByteReader) throws(DecodingError) -> Int64 {
+        let raw = try r.readVarint()
+        guard let sequence = Int64(exactly: raw) else { throw .malformed("sequence \(raw) exceeds 2^63-1") }
+        return sequence
+    }
+
+    private static func readVersion(_ r: inout ByteReader) throws(DecodingError) -> UInt32 {
+        let raw = try r.readVarint()
+        guard let version = UInt32(exactly: raw), version >= 1 else { throw .malformed("protocol version \(raw) is not in 1...2^32-1") }
+        return version
+    }
+
+    private static func readLabel(_ r: inout ByteReader, _ what: String) throws(DecodingError) -> String {
+        let label = try r.readString()
+        guard label.utf8.count <= Hello.maxLabelBytes else { throw .malformed("\(what) is longer than \(Hello.maxLabelBytes) bytes") }
+        return label
+    }
+}
+
+/// Why a frame does not hold a message this version can act on.
+public enum MessageError: Error, Equatable, CustomStringConvertible {
+    /// A required-range type (0x01–0x7F) this version does not know.
+    case unknownType(UInt8)
+    case malformed(MessageType, DecodingError)
+
+    public var description: String {
+        switch self {
+        case .unknownType(let type):
+            "unknown message type 0x\(String(type, radix: 16)): the peer speaks a protocol this version does not understand"
+        case let .malformed(type, error): "\(type) message: \(error)"
+        }
+    }
+}

@@ -1,0 +1,431 @@
+import Testing
+@testable import GroupSyncCore
+
+/// Sessions wired through the loopback network: convergence, catch-up cost, epochs, clocks, failures.
+@Suite struct ReplicationSessionTests {
+    @Test func twoPeersConvergeIncludingDeletes() {
+        let net = ReplicationNetwork()
+        let a = net.addNode("a"), b = net.addNode("b")
+        net.set(a, "balance", .double(12.5))
+        net.set(a, "gone", .string("soon"))
+        net.set(b, "name", .string("Anna"))
+        let link = net.connected(a, b)
+        #expect(link.isEstablished())
+        #expect(ReplicationFixtures.converged([a, b]))
+        #expect(b.store.entry(suite: "group.test", key: "balance")?.value == .double(12.5))
+
+        // Live replication after the handshake, including a delete.
+        net.delete(b, "gone")
+        net.set(a, "balance", .double(10))
+        net.runUntilQuiet()
+        #expect(ReplicationFixtures.converged([a, b]))
+        #expect(a.store.entry(suite: "group.test", key: "gone")?.isDeleted == true)
+        #expect(b.store.entry(suite: "group.test", key: "balance")?.value == .double(10))
+        #expect(link.sessions.allSatisfy { $0?.pendingCount == 0 })
+        #expect(link.sessions.allSatisfy { $0?.status.lastSyncMillis != nil })
+    }
+
+    @Test func threePeersInAMeshConverge() {
+        let net = ReplicationNetwork()
+        let nodes = ["a", "b", "c"].map { net.addNode($0) }
+        for (i, node) in nodes.enumerated() {
+            for k in 0..<20 { net.set(node, "k\(k)", .int(Int64(i * 100 + k))) }
+            net.delete(node, "k\(i)")
+        }
+        net.connect(net.link(nodes[0], nodes[1]))
+        net.connect(net.link(nodes[1], nodes[2]))
+        net.connect(net.link(nodes[0], nodes[2]))
+        net.runUntilQuiet()
+        #expect(ReplicationFixtures.converged(nodes))
+        // c wrote last, so its values win wherever it did not delete; its own deleted key stays deleted.
+        #expect(nodes[0].store.entry(suite: "group.test", key: "k5")?.value == .int(205))
+        #expect(nodes[1].store.entry(suite: "group.test", key: "k2")?.isDeleted == true)
+    }
+
+    @Test func aChainRelaysThroughTheMiddle() {
+        let net = ReplicationNetwork()
+        let a = net.addNode("a"), b = net.addNode("b"), c = net.addNode("c")
+        net.connect(net.link(a, b))
+        net.connect(net.link(b, c))
+        net.runUntilQuiet()
+        net.set(a, "x", .int(1))
+        net.set(c, "y", .int(2))
+        net.runUntilQuiet()
+        #expect(ReplicationFixtures.converged([a, b, c]))
+        #expect(c.store.entry(suite: "group.test", key: "x")?.value == .int(1))
+    }
+
+    @Test func catchUpAfterAPartitionSendsOnlyWhatChanged() {
+        let net = ReplicationNetwork()
+        let a = net.addNode("a"), b = net.addNode("b")
+        for k in 0..<1_000 { net.set(a, "k\(k)", .int(Int64(k))) }
+        let first = net.connected(a, b)
+        #expect(first.entriesDelivered == [0, 1_000])
+        net.disconnect(first)
+
+        for k in 0..<10 { net.set(a, "k\(k)", .string("changed")) }
+        net.set(b, "from-b", .bool(true))
+        let second = net.connected(a, b)
+        #expect(ReplicationFixtures.converged([a, b]))
+        // O(changes), not O(store): ten entries one way, one the other.
+        #expect(second.entriesDelivered == [1, 10])
+    }
+
+    @Test func liveChangesAreNotEchoedBack() {
+        let net = ReplicationNetwork()
+        let a = net.addNode("a"), b = net.addNode("b")
+        let link = net.connected(a, b)
+        for k in 0..<50 { net.set(a, "k\(k)", .int(Int64(k))) }
+        net.runUntilQuiet()
+        #expect(link.entriesDelivered == [0, 50])
+        // Nor after a reconnect: b's empty batches moved a's watermark past the applied entries.
+        net.disconnect(link)
+        net.connect(link)
+        net.runUntilQuiet()
+        #expect(link.entriesDelivered == [0, 50])
+    }
+
+    @Test func aRecreatedStoreIsReadAfresh() {
+        let net = ReplicationNetwork()
+        let a = net.addNode("a"), b = net.addNode("b")
+        for k in 0..<30 { net.set(a, "k\(k)", .int(Int64(k))) }
+        for k in 0..<5 { net.set(b, "b\(k)", .int(Int64(k))) }
+        let link = net.connected(a, b)
+        net.disconnect(link)
+        #expect(a.store.watermark(peer: b.device)?.storeID == "b-store-1")
+
+        // b is reinstalled: empty store, new ID. a must send everything, including b's own old writes.
+        b.recreateStore(storeID: "b-store-2")
+        let before = link.entriesDelivered[1]
+        net.connect(link)
+        net.runUntilQuiet()
+        #expect(link.entriesDelivered[1] - before == 35)
+        #expect(ReplicationFixtures.converged([a, b]))
+        // b's new history is what a sent it; b filtered those echoes but moved a's watermark past them.
+        #expect(a.store.watermark(peer: b.device) == Watermark(storeID: "b-store-2", sequence: 35))
+        #expect(link.entriesDelivered[0] == 5)
+        #expect(b.store.watermark(peer: a.device)?.storeID == "a-store-1")
+        #expect(link.logs.contains { $0.contains("event=peer-store-changed") })
+        #expect(link.logs.contains { $0.contains("event=resume-void") && $0.contains("why=store-recreated") })
+    }
+
+    @Test func aPeersOwnOldWriteStillReachesItAfterItsStoreWasRecreated() {
+        // Why the echo filter is not "skip whatever the peer wrote": p's old write comes back through b and a.
+        let net = ReplicationNetwork()
+        let p = net.addNode("p"), a = net.addNode("a"), b = net.addNode("b")
+        net.set(p, "k", .string("written by p before its reinstall"))
+        let pb = net.link(p, b), pa = net.link(p, a), ab = net.link(a, b)
+        net.connect(pb)
+        net.runUntilQuiet()
+        net.disconnect(pb)
+        p.recreateStore(storeID: "p-store-2")
+        net.connect(pa)  // a learns p's new store ID
+        net.runUntilQuiet()
+        net.connect(ab)  // a gets p's old write from b, and relays it to p
+        net.runUntilQuiet()
+        #expect(p.store.entry(suite: "group.test", key: "k")?.value == .string("written by p before its reinstall"))
+        #expect(ReplicationFixtures.converged([p, a, b]))
+    }
+
+    @Test func equalClocksTieBreakOnOriginEverywhere() {
+        let net = ReplicationNetwork()
+        let a = net.addNode("a"), b = net.addNode("b")
+        // Fresh clocks, same millisecond: both writes get HLC (now, 0).
+        net.set(a, "k", .string("from a"))
+        net.set(b, "k", .string("from b"))
+        #expect(a.store.entry(suite: "group.test", key: "k")!.version.hlc == b.store.entry(suite: "group.test", key: "k")!.version.hlc)
+        net.connect(net.link(a, b))
+        net.runUntilQuiet()
+        #expect(ReplicationFixtures.converged([a, b]))
+        let expected = a.device > b.device ? "from a" : "from b"
+        #expect(a.store.entry(suite: "group.test", key: "k")?.value == .string(expected))
+    }
+
+    @Test func aModestClockOffsetIsMeasuredAndWarnedOnce() {
+        let net = ReplicationNetwork()
+        let a = net.addNode("a"), b = net.addNode("b", clockOffsetMillis: 40_000)
+        let link = net.connected(a, b)
+        net.set(b, "k", .int(1))
+        net.advance(to: net.now + 200_000)  // several pings
+        #expect(link.isEstablished())
+        #expect(link.sessions[0]?.clockOffsetMillis == 40_000)
+        #expect(link.sessions[1]?.clockOffsetMillis == -40_000)
+        #expect(link.logs.filter { $0.hasPrefix("a:") && $0.contains("event=clock-offset-warning") }.count == 1)
+        #expect(link.logs.filter { $0.hasPrefix("b:") && $0.contains("event=clock-offset-warning") }.count == 1)
+        #expect(ReplicationFixtures.converged([a, b]))
+    }
+
+    @Test func aLargeClockOffsetRefusesTheSessionOnBothSides() {
+        let net = ReplicationNetwork()
+        let a = net.addNode("a"), b = net.addNode("b", clockOffsetMillis: 6 * 60_000)
+        net.set(a, "k", .int(1))
+        let link = net.connected(a, b)
+        #expect(!link.isUp)
+        #expect(link.closeReasons[0] == [.clockSkew(offsetMillis: 360_000, boundMillis: 300_000)])
+        #expect(link.closeReasons[1] == [.clockSkew(offsetMillis: -360_000, boundMillis: 300_000)])
+        #expect(link.framesSent[0].contains { if case .error(.clockSkew, _) = $0 { true } else { false } })
+        #expect(b.store.entries.isEmpty)
+    }
+
+    @Test func theRefusingSideExplainsItselfToThePeer() {
+        // Only b's bound is tight, so only b refuses; a learns why from b's error.
+        let net = ReplicationNetwork()
+        let a = net.addNode("a"), b = net.addNode("b", clockOffsetMillis: 60_000)
+        var strict = SessionConfiguration()
+        strict.clockRefuseMillis = 10_000
+        let link = net.link(a, b)
+        net.connect(link)
+        link.sessions[1] = PeerSession(peer: a.device, deviceName: "b", configuration: strict)
+        link.inFlight[0] = []
+        net.route(link.sessions[1]!.start(nowMillis: net.physical(b), store: b.store), from: 1, on: link)
+        net.runUntilQuiet()
+        #expect(link.closeReasons[1] == [.clockSkew(offsetMillis: -60_000, boundMillis: 10_000)])
+        guard case .peerReportedError(.clockSkew, let text)? = link.closeReasons[0].first else {
+            Issue.record("a should close because b said why, got \(link.closeReasons[0])")
+            return
+        }
+        #expect(text.contains("network"))
+    }
+
+    @Test func entriesRefusedForDriftArriveOnceTheClockAllows() {
+        let net = ReplicationNetwork()
+        let a = net.addNode("a"), b = net.addNode("b")
+        net.set(a, "before", .int(1))
+        // Written while a's clock was 7 minutes fast (and since corrected): 2 minutes beyond b's bound.
+        a.store.set(.string("future"), suite: "group.test", key: "future", physicalMillis: net.now + 7 * 60_000)
+        // Relayed from a third device with a sane clock (a's own writes now carry its fast HLC).
+        _ = a.store.apply([ReplicationFixtures.entry("after", .int(3), wall: net.now, origin: 2)], physicalMillis: net.now)
+        let link = net.connected(a, b)
+        #expect(link.isEstablished())
+        #expect(b.store.entry(suite: "group.test", key: "future") == nil)
+        // Entries around the refused one are applied; the watermark stops just before it.
+        #expect(b.store.entry(suite: "group.test", key: "before")?.value == .int(1))
+        #expect(b.store.entry(suite: "group.test", key: "after") != nil)
+        #expect(b.store.watermark(peer: a.device)?.sequence == 1)
+        #expect(link.sessions[0]!.pendingCount > 0)
+        #expect(link.sessions[1]!.retryAtMillis == net.now + 2 * 60_000 + 1)
+        #expect(link.logs.contains { $0.hasPrefix("b:") && $0.contains("event=refused count=1 first=2") })
+
+        net.advance(to: net.now + 2 * 60_000 + 10)
+        #expect(link.isEstablished())
+        #expect(b.store.entry(suite: "group.test", key: "future")?.value == .string("future"))
+        #expect(b.store.watermark(peer: a.device)?.sequence == 3)
+        #expect(ReplicationFixtures.converged([a, b]))
+        #expect(link.sessions[0]!.pendingCount == 0)
+        #expect(link.framesSent[1].contains(.request(after: 1)))
+    }
+
+    @Test func flowControlBoundsBatchesInFlight() {
+        var configuration = SessionConfiguration()
+        configuration.batchSize = 10
+        configuration.maxBatchesInFlight = 3
+        let net = ReplicationNetwork()
+        let a = net.addNode("a"), b = net.addNode("b")
+        for k in 0..<100 { net.set(a, "k\(k)", .int(Int64(k))) }
+        let link = net.link(a, b, configuration: configuration)
+        net.connect(link)
+        net.deliver(link, to: 0)  // b's hello: a starts sending
+        link.held[0] = true  // b's acks do not reach a
+        net.runUntilQuiet()
+        let batches = link.framesSent[0].filter { if case .changes = $0 { true } else { false } }
+        #expect(batches.count == 3)
+        #expect(link.entriesDelivered[1] == 30)
+        #expect(link.sessions[0]!.pendingCount == 100)
+        link.held[0] = false
+        net.runUntilQuiet()
+        #expect(link.entriesDelivered[1] == 100)
+        #expect(link.sessions[0]!.pendingCount == 0)
+        #expect(ReplicationFixtures.converged([a, b]))
+    }
+
+    @Test func batchesStayWithinTheFrameLimit() {
+        var configuration = SessionConfiguration()
+        configuration.maxFrameBytes = 4_096
+        let net = ReplicationNetwork()
+        let a = net.addNode("a"), b = net.addNode("b")
+        for k in 0..<20 { net.set(a, "k\(k)", .data([UInt8](repeating: UInt8(k), count: 1_000))) }
+        let link = net.connected(a, b, configuration: configuration)
+        #expect(ReplicationFixtures.converged([a, b]))
+        let batches = link.framesSent[0].compactMap { if case .changes(let batch) = $0 { batch } else { nil } }
+        #expect(batches.allSatisfy { $0.changes.count <= 3 })
+
+        net.set(a, "huge", .data([UInt8](repeating: 1, count: 5_000)))
+        net.runUntilQuiet()
+        guard case .entryTooLarge(_, "huge", _, _)? = link.closeReasons[0].first else {
+            Issue.record("expected entryTooLarge, got \(link.closeReasons[0])")
+            return
+        }
+    }
+
+    @Test func keepAlivePingsWhenQuietAndDetectsADeadPeer() {
+        let net = ReplicationNetwork()
+        let a = net.addNode("a"), b = net.addNode("b")
+        let link = net.connected(a, b)
+        let start = net.now
+        #expect(link.sessions[0]!.nextDeadline == start + 30_000)
+        #expect(link.sessions[0]!.tick(nowMillis: start + 29_999).isEmpty)
+        net.advance(to: start + 95_000)
+        #expect(link.isEstablished())  // pings answered: alive
+        let pings = link.framesSent[0].filter { if case .ping = $0 { true } else { false } }.count
+        #expect(pings >= 2 && pings <= 5)  // one at the handshake, then about one per 30 s
+
+        // b vanishes without a word: a pings twice more, then gives up after 90 s of silence.
+        link.held[0] = true
+        let silentFrom = net.now
+        net.advance(to: silentFrom + 100_000)
+        #expect(link.closeReasons[0].first.map { if case .peerSilent = $0 { true } else { false } } == true)
+    }
+
+    @Test func aMalformedFrameClosesTheSessionAndLeavesTheStoreAlone() {
+        let net = ReplicationNetwork()
+        let a = net.addNode("a"), b = net.addNode("b")
+        net.set(b, "k", .int(1))
+        let link = net.connected(a, b)
+        let before = b.store.entries, sequence = b.store.lastSequence()
+        // A changes frame whose entry is cut short.
+        let good = MessageCodec.payload(.changes(ChangeBatch(after: 0, through: 1, changes: [
+            Change(sequence: 1, entry: ReplicationFixtures.entry("x", .int(5), wall: net.now, origin: 0)),
+        ])))
+        let bad = Frame(type: MessageType.changes.rawValue, payload: Array(good.dropLast(3))).encoded
+        let outputs = link.sessions[1]!.receive(bytes: bad, nowMillis: net.now, store: b.store)
+        #expect(outputs.contains { if case .close(.malformedMessage) = $0 { true } else { false } })
+        #expect(outputs.contains { if case .log(let line) = $0 { line.contains("event=closed code=malformed") } else { false } })
+        #expect(outputs.contains { output in
+            guard case .send(let bytes) = output else { return false }
+            if case .error(.malformed, _)? = try? MessageCodec.decode(Frame(type: bytes[4], payload: Array(bytes[5...]))) { return true }
+            return false
+        })
+        #expect(b.store.entries == before && b.store.lastSequence() == sequence)
+        // Closed means closed.
+        #expect(link.sessions[1]!.receive(bytes: bad, nowMillis: net.now, store: b.store).isEmpty)
+        #expect(link.sessions[1]!.nextDeadline == nil)
+    }
+
+    @Test func garbageBytesAreAFramingError() {
+        let b = ReplicationNode("b", index: 1)
+        var session = PeerSession(peer: ReplicationFixtures.device(0), deviceName: "b")
+        _ = session.start(nowMillis: 0, store: b.store)
+        let outputs = session.receive(bytes: [0xFF, 0xFF, 0xFF, 0xFF, 1, 2, 3], nowMillis: 0, store: b.store)
+        #expect(outputs.last == .close(.malformedFrame(.oversize(length: 0xFFFF_FFFF, maxBytes: Frame.defaultMaxBytes))))
+    }
+
+    @Test func changesBeforeHelloIsRefused() {
+        let b = ReplicationNode("b", index: 1)
+        var session = PeerSession(peer: ReplicationFixtures.device(0), deviceName: "b")
+        _ = session.start(nowMillis: 0, store: b.store)
+        let batch = Message.changes(ChangeBatch(after: 0, through: 1, changes: [
+            Change(sequence: 1, entry: ReplicationFixtures.entry("x", .int(5), wall: 0)),
+        ]))
+        let outputs = session.receive(bytes: MessageCodec.encode(batch), nowMillis: 0, store: b.store)
+        #expect(outputs.last == .close(.unexpectedMessage(.changes, phase: .handshaking)))
+        #expect(b.store.entries.isEmpty)
+    }
+
+    /// A session with a scripted peer: `b` has sent its hello and `a`'s session is established.
+    static func establishedWithScriptedPeer(resume: Watermark? = nil) -> (PeerSession, ReplicationNode) {
+        let a = ReplicationNode("a", index: 0)
+        a.store.set(.int(1), suite: "s", key: "k", physicalMillis: 0)
+        var session = PeerSession(peer: ReplicationFixtures.device(1), deviceName: "a")
+        _ = session.start(nowMillis: 0, store: a.store)
+        let hello = Hello(versions: 1...1, deviceName: "b", storeID: "b-1", physicalMillis: 0, resume: resume)
+        _ = session.receive(bytes: MessageCodec.encode(.hello(hello)), nowMillis: 0, store: a.store)
+        return (session, a)
+    }
+
+    @Test func contradictoryMessagesAreProtocolViolations() {
+        let script: [(Message, String)] = [
+            (.ack(sequence: 2), "beyond what was sent"),  // a sent through 1
+            (.request(after: 5), "beyond what was sent"),
+            (.changes(ChangeBatch(after: 3, through: 4, changes: [])), "first batch starts after sequence 3"),
+            (.hello(Hello(versions: 1...1, deviceName: "b", storeID: "b-1", physicalMillis: 0, resume: nil)), "hello"),
+        ]
+        for (message, why) in script {
+            var (session, a) = Self.establishedWithScriptedPeer()
+            #expect(session.phase == .established)
+            let outputs = session.receive(bytes: MessageCodec.encode(message), nowMillis: 0, store: a.store)
+            guard case .close(let reason)? = outputs.last else {
+                Issue.record("\(message.type): expected the session to close, got \(outputs)")
+                continue
+            }
+            #expect(reason.description.contains(why), "\(message.type): \(reason)")
+            #expect(a.store.lastSequence() == 1)
+        }
+        var (session, a) = Self.establishedWithScriptedPeer()
+        _ = session.receive(bytes: MessageCodec.encode(.ack(sequence: 1)), nowMillis: 0, store: a.store)
+        let second = session.receive(bytes: MessageCodec.encode(.ack(sequence: 1)), nowMillis: 0, store: a.store)
+        #expect(second.last == .close(.protocolViolation("ack of 1 with no batch outstanding")))
+    }
+
+    @Test func aResumePointBeyondOurHistoryIsVoid() {
+        // The peer remembers sequence 50 of this store ID, but the store (restored from a backup) has 1.
+        let (session, _) = Self.establishedWithScriptedPeer(resume: Watermark(storeID: "a-store-1", sequence: 50))
+        #expect(session.sendCursor == 1)
+        #expect(session.highestSent == 1)
+        let (resumed, _) = Self.establishedWithScriptedPeer(resume: Watermark(storeID: "a-store-1", sequence: 1))
+        #expect(resumed.unacknowledged.map(\.count) == [0])  // nothing to send but the empty first batch
+    }
+
+    @Test func versionMismatchEndsBothSides() {
+        var future = SessionConfiguration()
+        future.versions = 2...3
+        let net = ReplicationNetwork()
+        let a = net.addNode("a"), b = net.addNode("b")
+        let link = net.link(a, b, configuration: future)
+        link.configuration = future
+        net.connect(link)
+        // Put an ordinary version-1 session on b's side.
+        link.sessions[1] = PeerSession(peer: a.device, deviceName: "b")
+        link.inFlight[0] = []
+        net.route(link.sessions[1]!.start(nowMillis: net.now, store: b.store), from: 1, on: link)
+        net.runUntilQuiet()
+        #expect(link.closeReasons[0] == [.versionMismatch(local: 2...3, peer: 1...1)])
+        #expect(link.closeReasons[1] == [.versionMismatch(local: 1...1, peer: 2...3)])
+    }
+
+    @Test func aFailingStoreEndsTheSession() {
+        let store = FailingStore()
+        var session = PeerSession(peer: ReplicationFixtures.device(0), deviceName: "b")
+        let outputs = session.start(nowMillis: 0, store: store)
+        #expect(outputs.last == .close(.storeFailed("reading the watermark: disk on fire")))
+        #expect(session.isClosed)
+    }
+
+    @Test func shutdownSaysGoodbye() {
+        let net = ReplicationNetwork()
+        let a = net.addNode("a"), b = net.addNode("b")
+        let link = net.connected(a, b)
+        net.route(link.sessions[0]!.shutdown(reason: "daemon stopping"), from: 0, on: link)
+        net.runUntilQuiet()
+        #expect(link.closeReasons[0] == [.shutdown("daemon stopping")])
+        #expect(link.closeReasons[1] == [.peerSaidGoodbye(.shutdown, "daemon stopping")])
+        #expect(!link.isUp)
+    }
+
+    @Test func statusReportsTheSession() {
+        let net = ReplicationNetwork()
+        let a = net.addNode("a"), b = net.addNode("b", clockOffsetMillis: 1_000)
+        let link = net.link(a, b)
+        net.connect(link)
+        #expect(link.sessions[0]!.status.phase == .handshaking)
+        net.runUntilQuiet()
+        let status = link.sessions[0]!.status
+        #expect(status.peer == b.device)
+        #expect(status.peerName == "b")
+        #expect(status.negotiatedVersion == 1)
+        #expect(status.isEstablished && status.isConnected)
+        #expect(status.clockOffsetMillis == 1_000)
+        #expect(status.pendingCount == 0)
+        #expect(status.lastSyncMillis == net.now)
+    }
+}
+
+/// A store whose every call fails, to check that failures end the session cleanly.
+final class FailingStore: ReplicaStore {
+    struct Failure: Error, CustomStringConvertible { var description: String { "disk on fire" } }
+    let storeID = "failing"
+    func changes(after sequence: Int64, limit: Int) throws(Failure) -> [Change] { throw Failure() }
+    func lastSequence() throws(Failure) -> Int64 { throw Failure() }
+    func apply(_ entries: [Entry], physicalMillis: Int64) throws(Failure) -> ApplyResult { throw Failure() }
+    func watermark(peer: DeviceID) throws(Failure) -> Watermark? { throw Failure() }
+    func setWatermark(_ watermark: Watermark, peer: DeviceID) throws(Failure) { throw Failure() }
+}

@@ -20,8 +20,10 @@ let package = Package(
         .target(name: "GroupSyncStore", dependencies: ["GroupSyncCore", "CSQLite"]),
         // OpenSSL shell: device certificates and mutually authenticated TLS 1.3.
         .target(name: "GroupSyncTransport", dependencies: ["GroupSyncCore", "COpenSSL"]),
+        // The daemon: TLS listener and dialers, one PeerSession per connection, the control socket.
+        .target(name: "GroupSyncDaemon", dependencies: ["GroupSyncCore", "GroupSyncStore", "GroupSyncTransport"]),
         // The command line, as a library so tests can reach its parser.
-        .target(name: "GroupSyncCLI", dependencies: ["GroupSyncCore", "GroupSyncStore", "GroupSyncTransport"]),
+        .target(name: "GroupSyncCLI", dependencies: ["GroupSyncCore", "GroupSyncStore", "GroupSyncTransport", "GroupSyncDaemon"]),
         .executableTarget(name: "groupsync", dependencies: ["GroupSyncCLI"]),
 
         .testTarget(name: "GroupSyncCoreTests", dependencies: ["GroupSyncCore"]),

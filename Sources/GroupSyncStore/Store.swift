@@ -12,7 +12,7 @@ public final class Store: ReplicaStore {
     /// A random ID made with the store. A peer that remembers how far it read us drops that memory when
     /// this changes (the store was recreated), as Syncthing does with its index IDs.
     public private(set) var storeID: String = ""
-    private let database: SQLiteDatabase
+    let database: SQLiteDatabase
     private let physicalClock: @Sendable () -> Int64
     private let maxForwardDriftMillis: Int64
     /// Called after each committed change, e.g. to wake watchers in other processes.
@@ -201,7 +201,7 @@ public final class Store: ReplicaStore {
 
     private var statements: [String: SQLiteStatement] = [:]
 
-    private func cached(_ sql: String) throws(StoreError) -> SQLiteStatement {
+    func cached(_ sql: String) throws(StoreError) -> SQLiteStatement {
         if let statement = statements[sql] { return statement }
         let statement = try database.prepare(sql)
         statements[sql] = statement

@@ -45,6 +45,9 @@ final class SQLiteDatabase {
         return SQLiteStatement(statement, database: self)
     }
 
+    /// Rows changed by the last statement.
+    var changes: Int { Int(sqlite3_changes(handle)) }
+
     var lastMessage: String { String(cString: sqlite3_errmsg(handle)) }
 
     func error(_ code: Int32, _ message: String) -> StoreError {

@@ -31,6 +31,8 @@ enum StoreSchema {
                 CREATE UNIQUE INDEX entries_by_seq ON entries(seq);
                 CREATE TABLE meta(name TEXT PRIMARY KEY, value BLOB) WITHOUT ROWID;
                 -- per peer: which of its stores (epoch) we have read, and up to which of its sequences
+                -- paired devices: local configuration, never replicated
+                CREATE TABLE peers(device BLOB PRIMARY KEY, name TEXT NOT NULL, address TEXT NOT NULL) WITHOUT ROWID;
                 CREATE TABLE watermarks(peer BLOB PRIMARY KEY, store_id TEXT NOT NULL, sequence INTEGER NOT NULL) WITHOUT ROWID;
                 """)
             let statement = try db.prepare("INSERT INTO meta(name, value) VALUES ('store_id', ?1)")

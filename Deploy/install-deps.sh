@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs the Debian packages GroupSync builds and tests with, if any is missing.
+# The Swift toolchain itself is expected on PATH (swift 6.x).
+set -euo pipefail
+packages=(libsqlite3-dev libssl-dev libnotify-dev pkg-config openssl procps)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+command -v swift >/dev/null || { echo "swift is not on PATH: install the Swift 6 toolchain (see README)"; exit 1; }

@@ -1,0 +1,83 @@
+import GroupSyncCore
+import GroupSyncDaemon
+import GroupSyncStore
+
+/// `groupsync peer add|list|remove`: the devices this one syncs with.
+enum PeerCommand: Command {
+    static let name = "peer"
+    static let summary = "pair, list and unpair devices (add DEVICE_ID HOST:PORT | list | remove DEVICE_ID)"
+    static let help = """
+        usage: groupsync peer add DEVICE_ID HOST:PORT [--name NAME]
+               groupsync peer list [--json]
+               groupsync peer remove DEVICE_ID
+
+        Pairing is by device ID (see 'groupsync id' on the other device), in both directions: a connection
+        is accepted only when each side has paired the other. 'add' on a paired device updates its address
+        and name. 'remove' also drops a live connection at once. A running daemon picks changes up at once.
+
+          --name NAME     a name for the peer (default: the start of its ID)
+          --json          'list' prints one JSON object per line: id, name, address
+        \(homeHelp)
+        """
+    static let flags = FlagSpec.with(valued: ["--name"], switches: ["--json"])
+
+    static func run(_ arguments: ParsedArguments, _ invocation: Invocation) throws(CLIError) {
+        guard let verb = arguments.positionals.first else { throw .usage("missing add, list or remove") }
+        var rest = arguments
+        rest.positionals.removeFirst()
+        switch verb {
+        case "add": try add(rest, invocation)
+        case "list": try list(rest, invocation)
+        case "remove": try remove(rest, invocation)
+        default: throw .usage("unknown peer command '\(verb)': use add, list or remove")
+        }
+    }
+
+    private static func add(_ arguments: ParsedArguments, _ invocation: Invocation) throws(CLIError) {
+        guard !arguments.has("--json") else { throw .usage("--json goes with 'peer list'") }
+        let given = try arguments.positionals("DEVICE_ID", "HOST:PORT")
+        let id = try parseID(given[0])
+        guard let address = ListenAddress(parsing: given[1], defaultHost: "127.0.0.1"), address.port != 0 else {
+            throw .badInput("'\(given[1])' is not HOST:PORT (for example 192.168.1.20:\(ListenAddress.defaultPort))")
+        }
+        let name = arguments.value("--name") ?? id.short
+        guard !name.isEmpty, name.utf8.count <= 256, !name.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
+            throw .badInput("--name must be 1 to 256 bytes without control characters")
+        }
+        let context = try DeviceContext.open(home: invocation.home(arguments))
+        guard id != context.deviceID else { throw .badInput("that is this device's own ID; pair it with another device") }
+        do { try context.store.pair(PairedDevice(id: id, name: name, address: address.description)) } catch { throw error.asCLIError }
+    }
+
+    private static func list(_ arguments: ParsedArguments, _ invocation: Invocation) throws(CLIError) {
+        guard arguments.value("--name") == nil else { throw .usage("--name goes with 'peer add'") }
+        _ = try arguments.positionals()
+        let context = try DeviceContext.open(home: invocation.home(arguments))
+        let devices: [PairedDevice]
+        do { devices = try context.store.pairedDevices() } catch { throw error.asCLIError }
+        for device in devices {
+            if arguments.has("--json") {
+                var object = JSONObject()
+                object.add("id", device.id.description)
+                object.add("name", device.name)
+                object.add("address", device.address)
+                Console.out(object.text)
+            } else {
+                Console.out("\(device.id)  \(device.name)  \(device.address)")
+            }
+        }
+    }
+
+    private static func remove(_ arguments: ParsedArguments, _ invocation: Invocation) throws(CLIError) {
+        guard arguments.value("--name") == nil, !arguments.has("--json") else { throw .usage("'peer remove' takes only DEVICE_ID") }
+        let id = try parseID(try arguments.positionals("DEVICE_ID")[0])
+        let context = try DeviceContext.open(home: invocation.home(arguments))
+        let removed: Bool
+        do { removed = try context.store.unpair(id) } catch { throw error.asCLIError }
+        guard removed else { throw .notFound("device \(id.short) is not paired") }
+    }
+
+    private static func parseID(_ text: String) throws(CLIError) -> DeviceID {
+        do { return try DeviceID(parsing: text) } catch { throw .badInput(error.description) }
+    }
+}

@@ -1,0 +1,37 @@
+import GroupSyncDaemon
+import GroupSyncStore
+
+/// `groupsync serve [--listen HOST:PORT]`: the daemon, in the foreground.
+enum ServeCommand: Command {
+    static let name = "serve"
+    static let summary = "run the sync daemon in the foreground"
+    static let help = """
+        usage: groupsync serve [--listen HOST:PORT] [--home DIR]
+
+        Runs the daemon in the foreground: accepts paired devices over mutually authenticated TLS 1.3,
+        dials every paired device (reconnecting with backoff), and sends each one what it lacks. Writes by
+        any process on this machine reach connected peers within milliseconds. Logs one line per event to
+        stderr. Stops cleanly on SIGTERM or SIGINT. One daemon per home.
+
+          --listen HOST:PORT  where to accept peers (default 0.0.0.0:\(ListenAddress.defaultPort); port 0 picks a free one)
+        \(homeHelp)
+        """
+    static let flags = FlagSpec.with(valued: ["--listen"])
+
+    static func run(_ arguments: ParsedArguments, _ invocation: Invocation) throws(CLIError) {
+        _ = try arguments.positionals()
+        var listen = ListenAddress.default
+        if let text = arguments.value("--listen") {
+            guard let parsed = ListenAddress(parsing: text) else { throw .badInput("--listen expects HOST:PORT, [IPv6]:PORT or :PORT, got '\(text)'") }
+            listen = parsed
+        }
+        let context = try DeviceContext.open(home: invocation.home(arguments))
+        let name = (try? context.home.readFile(context.home.namePath))?.flatMap { $0.split(separator: "\n").first.map(String.init) } ?? "groupsync"
+        do {
+            let daemon = try Daemon(configuration: .init(home: context.home, listen: listen), certificate: context.certificate, deviceName: name)
+            _ = try daemon.run()
+        } catch {
+            throw .failure(error.description)
+        }
+    }
+}

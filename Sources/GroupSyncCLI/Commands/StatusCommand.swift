@@ -1,0 +1,58 @@
+import GroupSyncCore
+import GroupSyncDaemon
+import GroupSyncStore
+
+/// `groupsync status [--json]`: this device, its daemon, and each peer's sync state.
+enum StatusCommand: Command {
+    static let name = "status"
+    static let summary = "show this device, the daemon and each peer's sync state"
+    static let help = """
+        usage: groupsync status [--json]
+
+        Shows this device's ID and name, whether its daemon runs and where it listens, and for each paired
+        device: id, name, address, connected, last sync time, clock offset (the peer's clock minus ours),
+        and how many of our changes it has not yet acknowledged. Without a running daemon, the peers are
+        listed as disconnected and the live fields are null.
+
+          --json          one JSON object: id, name, listen, running, peers[{id, name, address, connected,
+                          lastSync, lastSyncMillis, clockOffsetMillis, pendingChanges}]
+        \(homeHelp)
+        """
+    static let flags = FlagSpec.with(switches: ["--json"])
+
+    static func run(_ arguments: ParsedArguments, _ invocation: Invocation) throws(CLIError) {
+        _ = try arguments.positionals()
+        let context = try DeviceContext.open(home: invocation.home(arguments))
+        if let json = ControlClient.request(home: context.home, #"{"command":"status"}"#), let text = textView(fromJSON: json) {
+            if arguments.has("--json") {
+                Console.out(json)
+            } else {
+                // The daemon's JSON is the source of truth; the text view is rebuilt from it.
+                Console.out(text)
+            }
+            return
+        }
+        let devices: [PairedDevice]
+        do { devices = try context.store.pairedDevices() } catch { throw error.asCLIError }
+        let name = (try? context.home.readFile(context.home.namePath))?.flatMap { $0.split(separator: "\n").first.map(String.init) } ?? ""
+        let report = StatusReport(device: context.deviceID, name: name, listen: nil, running: false, peers: devices.map {
+            StatusReport.Peer(id: $0.id, name: $0.name, address: $0.address, connected: false, lastSyncMillis: nil, clockOffsetMillis: nil, pendingChanges: nil)
+        })
+        Console.out(arguments.has("--json") ? report.json : report.text)
+    }
+
+    private static func textView(fromJSON json: String) -> String? {
+        guard case .dictionary(let object)? = try? JSONParser.parse(json),
+              case .string(let idText)? = object["id"], let id = try? DeviceID(parsing: idText),
+              case .array(let peers)? = object["peers"] else { return nil }
+        func string(_ value: Value?) -> String? { if case .string(let s)? = value { return s }; return nil }
+        func int(_ value: Value?) -> Int64? { if case .int(let i)? = value { return i }; return nil }
+        let report = StatusReport(device: id, name: string(object["name"]) ?? "", listen: string(object["listen"]), running: true, peers: peers.compactMap { peer in
+            guard case .dictionary(let p) = peer, let peerID = string(p["id"]).flatMap({ try? DeviceID(parsing: $0) }) else { return nil }
+            return StatusReport.Peer(id: peerID, name: string(p["name"]) ?? "", address: string(p["address"]) ?? "",
+                                     connected: p["connected"] == .bool(true), lastSyncMillis: int(p["lastSyncMillis"]),
+                                     clockOffsetMillis: int(p["clockOffsetMillis"]), pendingChanges: int(p["pendingChanges"]).map(Int.init))
+        })
+        return report.text
+    }
+}

@@ -1,0 +1,23 @@
+/// When to dial a peer again after a failed attempt: exponential backoff with full jitter (AWS's
+/// "Exponential Backoff and Jitter"), so devices that lost the same network do not all redial in step,
+/// and a peer that is off for a day costs one attempt per `maxMillis`, not a busy loop.
+public struct ReconnectBackoff: Sendable {
+    public var baseMillis: Int64
+    public var maxMillis: Int64
+    public private(set) var failures = 0
+
+    public init(baseMillis: Int64 = 500, maxMillis: Int64 = 60_000) {
+        self.baseMillis = baseMillis
+        self.maxMillis = maxMillis
+    }
+
+    /// The delay before the next attempt after one more failure; `unit` in [0, 1) is injected randomness.
+    public mutating func nextDelay(unit: Double) -> Int64 {
+        failures += 1
+        let ceiling = min(maxMillis, baseMillis << Int64(min(failures - 1, 20)))
+        // Never less than half the ceiling: full jitter alone may redial at once after a failure.
+        return ceiling / 2 + Int64(Double(ceiling / 2) * min(max(unit, 0), 0.999_999))
+    }
+
+    public mutating func reset() { failures = 0 }
+}

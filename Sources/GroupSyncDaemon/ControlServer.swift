@@ -1,0 +1,140 @@
+import Glibc
+import GroupSyncCore
+import GroupSyncStore
+
+/// The daemon's local control socket, `control.sock` in the home (mode 0600 under umask 077, inside a 0700
+/// folder: only the user reaches it). One JSON request line in, one JSON response line out.
+final class ControlServer: @unchecked Sendable {
+    private let fd: Int32
+    private let path: String
+    private unowned let daemon: Daemon
+
+    init(home: Home, daemon: Daemon) throws(HomeError) {
+        path = home.path + "/control.sock"
+        self.daemon = daemon
+        unlink(path)  // a stale socket from a killed daemon; the daemon lock proves no one else uses it
+        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw .cannotCreate(path: path, reason: String(cString: strerror(errno))) }
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        var address = UnixSocketAddress.make(path)
+        guard address.isValid else {
+            Glibc.close(fd)
+            throw .cannotCreate(path: path, reason: "path longer than a Unix socket allows; use a shorter --home")
+        }
+        let bound = withUnsafePointer(to: &address.storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard bound == 0, listen(fd, 16) == 0 else {
+            let reason = String(cString: strerror(errno))
+            Glibc.close(fd)
+            throw .cannotCreate(path: path, reason: reason)
+        }
+    }
+
+    func serve() {
+        while true {
+            let client = accept(fd, nil, nil)
+            if client < 0 {
+                if errno == EINTR || errno == ECONNABORTED { continue }
+                return  // closed
+            }
+            _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+            var timeout = timeval(tv_sec: 5, tv_usec: 0)
+            setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            spawnThread { [self] in
+                defer { Glibc.close(client) }
+                guard let request = LineSocket.readLine(client) else { return }
+                _ = LineSocket.writeLine(client, respond(to: request))
+            }
+        }
+    }
+
+    func close() {
+        shutdown(fd, Int32(SHUT_RDWR))
+        Glibc.close(fd)
+        unlink(path)
+    }
+
+    private func respond(to line: String) -> String {
+        guard case .dictionary(let request)? = try? JSONParser.parse(line), case .string(let command)? = request["command"] else {
+            return #"{"error":"the request is not a JSON object with a command"}"#
+        }
+        switch command {
+        case "status":
+            return daemon.statusReport().json
+        default:
+            return #"{"error":"unknown command"}"#
+        }
+    }
+}
+
+/// A `sockaddr_un` for a path, and whether the path fits.
+struct UnixSocketAddress {
+    var storage = sockaddr_un()
+    var isValid = false
+
+    static func make(_ path: String) -> UnixSocketAddress {
+        var address = UnixSocketAddress()
+        address.storage.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        let capacity = MemoryLayout.size(ofValue: address.storage.sun_path)
+        guard bytes.count < capacity else { return address }
+        withUnsafeMutableBytes(of: &address.storage.sun_path) { raw in
+            for (i, byte) in bytes.enumerated() { raw[i] = byte }
+            raw[bytes.count] = 0
+        }
+        address.isValid = true
+        return address
+    }
+}
+
+/// Newline-delimited messages on a blocking socket, bounded so a confused client cannot grow memory.
+enum LineSocket {
+    static let maxLineBytes = 1 << 20
+
+    static func readLine(_ fd: Int32) -> String? {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while bytes.count < maxLineBytes {
+            let n = read(fd, &chunk, chunk.count)
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            if let newline = chunk[0..<n].firstIndex(of: 10) {
+                bytes += chunk[0..<newline]
+                return String(decoding: bytes, as: UTF8.self)
+            }
+            bytes += chunk[0..<n]
+        }
+        return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self)
+    }
+
+    static func writeLine(_ fd: Int32, _ line: String) -> Bool {
+        var bytes = Array((line + "\n").utf8)[...]
+        while !bytes.isEmpty {
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return false }
+            bytes = bytes.dropFirst(n)
+        }
+        return true
+    }
+}
+
+/// The CLI's side of the control socket.
+public enum ControlClient {
+    /// Sends one request; `nil` if no daemon answers on this home.
+    public static func request(home: Home, _ json: String) -> String? {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var address = UnixSocketAddress.make(home.path + "/control.sock")
+        guard address.isValid else { return nil }
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let connected = withUnsafePointer(to: &address.storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard connected == 0, LineSocket.writeLine(fd, json) else { return nil }
+        return LineSocket.readLine(fd)
+    }
+}

@@ -1,0 +1,314 @@
+import Glibc
+import GroupSyncCore
+import GroupSyncStore
+import GroupSyncTransport
+import Synchronization
+
+/// `groupsync serve`: accepts paired peers, dials them, and keeps every session fed with local changes.
+///
+/// Threads: one accepts connections; one per accepted connection handshakes and runs it; one dialer per
+/// paired device; one waits on the home's change signal (inotify) and forwards local commits to every
+/// session; one serves the control socket; one waits for SIGTERM/SIGINT. Nothing polls: every thread
+/// blocks until there is something to do, and an idle daemon wakes only for keep-alives.
+public final class Daemon: @unchecked Sendable {
+    public struct Configuration: Sendable {
+        public var home: Home
+        public var listen: ListenAddress
+        public var handshakeTimeoutMillis: Int64 = 10_000
+        public init(home: Home, listen: ListenAddress) {
+            self.home = home
+            self.listen = listen
+        }
+    }
+
+    let configuration: Configuration
+    let certificate: DeviceCertificate
+    let deviceName: String
+    let log: DaemonLog
+    let clock: @Sendable () -> Int64 = WallClock.nowMillis
+
+    private let state = Condition()
+    private nonisolated(unsafe) var running = true
+    private nonisolated(unsafe) var paired: [DeviceID: PairedDevice] = [:]
+    private nonisolated(unsafe) var connections: [DeviceID: PeerConnection] = [:]
+    private nonisolated(unsafe) var dialers: Set<DeviceID> = []
+    /// What we last knew of each peer's session, kept after it disconnects for `status`.
+    private nonisolated(unsafe) var lastKnown: [DeviceID: SessionStatus] = [:]
+    private let allowed = AllowedPeers()
+
+    private var listener: TLSListener?
+    private var watcher: ChangeWatcher?
+    private var control: ControlServer?
+    private let store: Store
+
+    public private(set) var boundAddress: ListenAddress
+
+    public init(configuration: Configuration, certificate: DeviceCertificate, deviceName: String) throws(DaemonError) {
+        self.configuration = configuration
+        self.certificate = certificate
+        self.deviceName = deviceName
+        self.log = DaemonLog(clock: WallClock.nowMillis)
+        self.boundAddress = configuration.listen
+        do {
+            store = try Store(path: configuration.home.storePath, device: certificate.deviceID)
+        } catch {
+            throw .store(error.description)
+        }
+    }
+
+    /// Runs until SIGTERM or SIGINT; returns the exit code.
+    public func run() throws(DaemonError) -> Int32 {
+        let home = configuration.home
+        try DaemonLock.acquire(home: home)
+        // Block the stop signals in every thread; one thread takes them with sigwait.
+        var stopSignals = sigset_t()
+        sigemptyset(&stopSignals)
+        sigaddset(&stopSignals, SIGTERM)
+        sigaddset(&stopSignals, SIGINT)
+        pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
+        Transport.ignoreSIGPIPE()
+
+        do { watcher = try ChangeWatcher(home: home) } catch { throw .io(error.description) }
+        try reloadPeers()
+        let context: TLSContext
+        do {
+            context = try TLSContext(certificate: certificate) { [allowed] id in allowed.contains(id) }
+            listener = try TLSListener.bind(host: configuration.listen.host, port: configuration.listen.port, context: context)
+        } catch {
+            throw .io("cannot listen on \(configuration.listen): \(error)")
+        }
+        boundAddress = ListenAddress(host: configuration.listen.host, port: listener!.port)
+        do { control = try ControlServer(home: home, daemon: self) } catch { throw .io(error.description) }
+        log.write("event=started device=\(certificate.deviceID) name=\"\(deviceName)\" listen=\(boundAddress) peers=\(state.locked { paired.count })")
+
+        spawnThread { [self] in acceptLoop(listener!) }
+        spawnThread { [self] in watchLoop() }
+        spawnThread { [self] in control!.serve() }
+        state.locked { for id in paired.keys { startDialer(id, context: context) } }
+        self.context = context
+
+        var received: Int32 = 0
+        sigwait(&stopSignals, &received)
+        log.write("event=stopping signal=\(received == SIGTERM ? "SIGTERM" : "SIGINT")")
+        shutdown()
+        log.write("event=stopped")
+        return 0
+    }
+
+    private nonisolated(unsafe) var context: TLSContext?
+
+    private func shutdown() {
+        let live = state.locked { () -> [PeerConnection] in
+            running = false
+            return Array(connections.values)
+        }
+        state.broadcast()
+        listener?.close()
+        watcher?.wake()
+        control?.close()
+        for connection in live { connection.stop(reason: "the device is shutting down") }
+        for connection in live { connection.waitUntilFinished(millis: 2000) }
+    }
+
+    // MARK: Paired devices
+
+    /// Re-reads the paired devices; drops connections to removed ones at once.
+    private func reloadPeers() throws(DaemonError) {
+        let devices: [PairedDevice]
+        do { devices = try store.pairedDevices() } catch { throw .store(error.description) }
+        var removed: [PeerConnection] = []
+        var added: [DeviceID] = []
+        state.locked {
+            let old = paired
+            paired = Dictionary(devices.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
+            for id in old.keys where paired[id] == nil {
+                if let connection = connections.removeValue(forKey: id) { removed.append(connection) }
+                lastKnown[id] = nil
+            }
+            for id in paired.keys where old[id] == nil { added.append(id) }
+        }
+        allowed.replace(with: Set(devices.map(\.id)))
+        for connection in removed {
+            log.write("event=peer-removed peer=\(connection.peer.short) action=disconnect")
+            connection.stop(reason: "this device is no longer paired with you")
+        }
+        if let context {
+            state.locked { for id in added { startDialer(id, context: context) } }
+        }
+        state.broadcast()
+    }
+
+    // MARK: Connections
+
+    private func acceptLoop(_ listener: TLSListener) {
+        while state.locked({ running }) {
+            let pending: PendingConnection
+            do {
+                pending = try listener.accept()
+            } catch .listenerClosed {
+                return
+            } catch {
+                log.write("event=accept-failed error=\"\(error)\"")
+                usleep(100_000)  // e.g. out of file descriptors: do not spin
+                continue
+            }
+            spawnThread { [self] in
+                do {
+                    let connection = try pending.handshake(timeout: .milliseconds(configuration.handshakeTimeoutMillis))
+                    run(connection, initiator: connection.peerID)
+                } catch {
+                    log.write("event=refused remote=\(pending.remoteAddress) reason=\"\(error)\"")
+                    pending.close()
+                }
+            }
+        }
+    }
+
+    /// Registers a connection and runs it to its end on the calling thread. Keeps one connection per peer:
+    /// when both devices dial at once, both keep the one dialed by the smaller device ID.
+    private func run(_ transport: TLSConnection, initiator: DeviceID) {
+        let peer = transport.peerID
+        let peerStore: Store
+        do {
+            peerStore = try Store(path: configuration.home.storePath, device: certificate.deviceID)
+        } catch {
+            log.write("event=store-failed peer=\(peer.short) error=\"\(error)\"")
+            transport.close()
+            return
+        }
+        let home = configuration.home
+        peerStore.didCommit = { ChangeSignal.post(home: home) }
+        let connection = PeerConnection(peer: peer, initiator: initiator, transport: transport, store: peerStore,
+                                        deviceName: deviceName, log: log, clock: clock)
+        var replaced: PeerConnection?
+        let accepted = state.locked { () -> Bool in
+            guard running, paired[peer] != nil else { return false }
+            if let existing = connections[peer], existing.isAlive {
+                let keepNew = initiator == existing.initiator || initiator < existing.initiator
+                guard keepNew else { return false }
+                replaced = existing
+            }
+            connections[peer] = connection
+            return true
+        }
+        guard accepted else {
+            log.write("event=duplicate-connection peer=\(peer.short) action=close-new")
+            transport.close()
+            return
+        }
+        if let replaced {
+            log.write("event=duplicate-connection peer=\(peer.short) action=replace-old")
+            replaced.stop(reason: "replaced by a newer connection")
+            replaced.waitUntilFinished(millis: 5000)
+        }
+        log.write("event=connected peer=\(peer.short) remote=\(transport.remoteAddress) initiator=\(initiator == certificate.deviceID ? "us" : "peer")")
+        connection.run()
+        state.locked {
+            if connections[peer] === connection { connections[peer] = nil }
+            lastKnown[peer] = connection.status
+        }
+        state.broadcast()
+        log.write("event=disconnected peer=\(peer.short)")
+    }
+
+    /// Dials one paired device whenever no connection with it is up, backing off after failures.
+    private func startDialer(_ peer: DeviceID, context: TLSContext) {
+        guard !dialers.contains(peer) else { return }
+        dialers.insert(peer)
+        spawnThread { [self] in
+            var backoff = ReconnectBackoff()
+            var lastError = ""
+            while true {
+                let target = state.locked { () -> PairedDevice? in
+                    guard running, let device = paired[peer] else { dialers.remove(peer); return nil }
+                    return device
+                }
+                guard let target else { return }
+                let connected = state.locked { connections[peer]?.isAlive == true }
+                if connected {
+                    state.locked { state.wait(millis: 60_000) }
+                    continue
+                }
+                guard let address = ListenAddress(parsing: target.address, defaultHost: "127.0.0.1") else {
+                    log.write("event=dial-skipped peer=\(peer.short) reason=\"address '\(target.address)' is not HOST:PORT\"")
+                    state.locked { state.wait(millis: 60_000) }
+                    continue
+                }
+                let started = monotonicMillis()
+                do {
+                    let connection = try TLSConnection.connect(host: address.host, port: address.port, context: context,
+                                                               expectedPeer: peer, timeout: .seconds(5))
+                    lastError = ""
+                    run(connection, initiator: certificate.deviceID)
+                    // A session that lasted is a success; one that ended at once counts as a failure.
+                    if monotonicMillis() - started > 10_000 { backoff.reset() }
+                } catch {
+                    let text = "\(error)"
+                    if text != lastError {
+                        log.write("event=dial-failed peer=\(peer.short) address=\(address) error=\"\(text)\" retry=backoff")
+                        lastError = text
+                    }
+                }
+                let delay = backoff.nextDelay(unit: Double.random(in: 0..<1))
+                let until = monotonicMillis() + delay
+                state.locked {
+                    while running, paired[peer] != nil, connections[peer]?.isAlive != true, monotonicMillis() < until {
+                        state.wait(millis: until - monotonicMillis())
+                    }
+                }
+            }
+        }
+    }
+
+    // MARK: Local changes
+
+    private func watchLoop() {
+        guard let watcher else { return }
+        while state.locked({ running }) {
+            switch watcher.wait() {
+            case .woken: return
+            case .timedOut: continue
+            case .changed:
+                do { try reloadPeers() } catch { log.write("event=peers-unreadable error=\"\(error)\"") }
+                let live = state.locked { Array(connections.values) }
+                for connection in live { connection.localChangesAvailable() }
+            }
+        }
+    }
+
+    // MARK: Status
+
+    func statusReport() -> StatusReport {
+        state.locked {
+            let peers = paired.values.sorted { ($0.name, $0.id) < ($1.name, $1.id) }.map { device -> StatusReport.Peer in
+                let live = connections[device.id].map(\.status)
+                let known = live ?? lastKnown[device.id]
+                return StatusReport.Peer(id: device.id, name: device.name, address: device.address,
+                                         connected: live?.isEstablished ?? false,
+                                         lastSyncMillis: known?.lastSyncMillis, clockOffsetMillis: known?.clockOffsetMillis,
+                                         pendingChanges: known?.pendingCount)
+            }
+            return StatusReport(device: certificate.deviceID, name: deviceName, listen: boundAddress.description, running: true, peers: peers)
+        }
+    }
+}
+
+public enum DaemonError: Error, CustomStringConvertible {
+    case alreadyRunning(String)
+    case store(String)
+    case io(String)
+
+    public var description: String {
+        switch self {
+        case .alreadyRunning(let path): "another 'groupsync serve' is already running on the home \(path)"
+        case .store(let text), .io(let text): text
+        }
+    }
+}
+
+/// The paired device IDs the TLS layer checks at every handshake; replaced whenever the list changes.
+final class AllowedPeers: Sendable {
+    private let ids = Mutex<Set<DeviceID>>([])
+    func contains(_ id: DeviceID) -> Bool { ids.withLock { $0.contains(id) } }
+    func replace(with new: Set<DeviceID>) { ids.withLock { $0 = new } }
+}

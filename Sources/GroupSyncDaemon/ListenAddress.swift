@@ -1,0 +1,36 @@
+/// `HOST:PORT`, `[IPv6]:PORT` or `:PORT`, as `serve --listen` and `peer add` take them.
+public struct ListenAddress: Hashable, Sendable, CustomStringConvertible {
+    public var host: String
+    public var port: UInt16
+
+    /// GroupSync's documented default port.
+    public static let defaultPort: UInt16 = 22_100
+    public static let `default` = ListenAddress(host: "0.0.0.0", port: defaultPort)
+
+    public init(host: String, port: UInt16) {
+        self.host = host
+        self.port = port
+    }
+
+    public init?(parsing text: String, defaultHost: String = "0.0.0.0") {
+        var hostPart: Substring
+        var portPart: Substring
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]") else { return nil }
+            hostPart = text[text.index(after: text.startIndex)..<close]
+            let rest = text[text.index(after: close)...]
+            guard rest.hasPrefix(":") else { return nil }
+            portPart = rest.dropFirst()
+        } else {
+            guard let colon = text.lastIndex(of: ":"), text.firstIndex(of: ":") == colon else { return nil }
+            hostPart = text[..<colon]
+            portPart = text[text.index(after: colon)...]
+        }
+        guard let port = UInt16(portPart), port > 0 || portPart == "0" else { return nil }
+        if hostPart.isEmpty { hostPart = Substring(defaultHost) }
+        guard !hostPart.contains(where: { $0 == " " || $0 == "/" }) else { return nil }
+        self.init(host: String(hostPart), port: port)
+    }
+
+    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+}

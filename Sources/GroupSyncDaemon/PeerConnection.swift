@@ -1,0 +1,170 @@
+import GroupSyncCore
+import GroupSyncStore
+import GroupSyncTransport
+import Synchronization
+
+/// One live TLS connection with one peer, running the pure `PeerSession` over it.
+///
+/// Two threads: the reader feeds received bytes (and time, when reads time out) to the session; the writer
+/// drains an outbound queue. Session outputs only ever *queue* bytes, so no lock is held while a socket
+/// blocks, and two peers sending large batches to each other cannot deadlock on full buffers.
+final class PeerConnection: @unchecked Sendable {
+    let peer: DeviceID
+    /// Who dialed: decides which connection survives when both devices dial each other at once.
+    let initiator: DeviceID
+    let transport: TLSConnection
+    private let log: DaemonLog
+    private let clock: @Sendable () -> Int64
+
+    /// The session and the store connection it uses, only touched under this lock.
+    private let sessionLock = Mutex(())
+    private nonisolated(unsafe) var session: PeerSession
+    private let store: Store
+
+    private let outbound = Condition()
+    private nonisolated(unsafe) var queue: [[UInt8]] = []
+    private nonisolated(unsafe) var closeAfterQueue = false
+    private let finished = Condition()
+    private nonisolated(unsafe) var isFinished = false
+    private let lastStatus: Mutex<SessionStatus>
+
+    init(peer: DeviceID, initiator: DeviceID, transport: TLSConnection, store: Store, deviceName: String,
+         log: DaemonLog, clock: @escaping @Sendable () -> Int64) {
+        self.peer = peer
+        self.initiator = initiator
+        self.transport = transport
+        self.store = store
+        self.log = log
+        self.clock = clock
+        let session = PeerSession(peer: peer, deviceName: deviceName)
+        self.session = session
+        self.lastStatus = Mutex(session.status)
+    }
+
+    var status: SessionStatus { lastStatus.withLock { $0 } }
+    var isAlive: Bool { finished.locked { !isFinished } }
+
+    /// Runs the connection on the calling thread until it ends (the writer gets its own thread).
+    func run() {
+        spawnThread { [self] in writerLoop() }
+        driveSession { session, now in session.start(nowMillis: now, store: store) }
+        readerLoop()
+        outbound.locked { closeAfterQueue = true }
+        outbound.broadcast()
+        transport.shutdown()
+        finished.locked { isFinished = true }
+        finished.broadcast()
+    }
+
+    /// Our store changed (a local write, or entries from another peer): send what this peer lacks.
+    func localChangesAvailable() {
+        driveSession { session, now in session.localChangesAvailable(nowMillis: now, store: store) }
+    }
+
+    /// Ends the session politely (goodbye), then the connection.
+    func stop(reason: String) {
+        driveSession { session, _ in session.shutdown(reason: reason) }
+        outbound.locked { closeAfterQueue = true }
+        outbound.broadcast()
+    }
+
+    /// Waits until `run` has returned, at most `millis`.
+    func waitUntilFinished(millis: Int64) {
+        let deadline = monotonicMillis() + millis
+        finished.locked {
+            while !isFinished, monotonicMillis() < deadline { finished.wait(millis: 50) }
+        }
+    }
+
+    // MARK: Loops
+
+    private func readerLoop() {
+        while true {
+            let closed = sessionLock.withLock { _ in session.isClosed }
+            if closed { return }
+            let timeout = readTimeoutMillis()
+            let bytes: [UInt8]
+            do {
+                bytes = try transport.read(upTo: 256 * 1024, timeout: .milliseconds(timeout))
+            } catch .readTimedOut {
+                driveSession { session, now in session.tick(nowMillis: now) }
+                continue
+            } catch {
+                driveSession { session, _ in session.shutdown(reason: "connection lost: \(error)") }
+                return
+            }
+            if bytes.isEmpty {
+                driveSession { session, _ in session.shutdown(reason: "the peer closed the connection") }
+                return
+            }
+            driveSession { session, now in session.receive(bytes: bytes, nowMillis: now, store: store) }
+        }
+    }
+
+    /// Sleep no longer than the session's next deadline, and never more than a keep-alive period,
+    /// so an idle connection wakes at most once per 30 s.
+    private func readTimeoutMillis() -> Int64 {
+        let deadline = sessionLock.withLock { _ in session.nextDeadline }
+        guard let deadline else { return 30_000 }
+        return min(30_000, max(1, deadline - clock()))
+    }
+
+    private func writerLoop() {
+        while true {
+            var batch: [[UInt8]] = []
+            var shouldClose = false
+            outbound.locked {
+                while queue.isEmpty && !closeAfterQueue { outbound.wait(millis: 60_000) }
+                batch = queue
+                queue.removeAll()
+                shouldClose = closeAfterQueue && batch.isEmpty
+            }
+            if shouldClose {
+                transport.close()
+                return
+            }
+            for frame in batch {
+                do {
+                    try transport.writeAll(frame)
+                } catch {
+                    log.write("event=write-failed peer=\(peer.short) error=\"\(error)\"")
+                    transport.shutdown()
+                    outbound.locked { queue.removeAll(); closeAfterQueue = true }
+                    break
+                }
+            }
+        }
+    }
+
+    // MARK: Session outputs
+
+    private func driveSession(_ event: (inout PeerSession, Int64) -> [SessionOutput]) {
+        let outputs = sessionLock.withLock { _ in
+            let outputs = event(&session, clock())
+            let status = session.status
+            lastStatus.withLock { $0 = status }
+            return outputs
+        }
+        perform(outputs)
+    }
+
+    private func perform(_ outputs: [SessionOutput]) {
+        for output in outputs {
+            switch output {
+            case .send(let bytes):
+                outbound.locked { queue.append(bytes) }
+                outbound.broadcast()
+            case .close(let reason):
+                log.write("event=session-closed peer=\(peer.short) reason=\"\(reason)\"")
+                outbound.locked { closeAfterQueue = true }
+                outbound.broadcast()
+            case .log(let line):
+                log.write(line)
+            case .applied:
+                // The store's commit already signalled every watcher (and the daemon, which forwards the
+                // change to the other peers' sessions).
+                break
+            }
+        }
+    }
+}

@@ -1,0 +1,74 @@
+import GroupSyncCore
+
+/// What `groupsync status` shows, from the running daemon or, when none runs, from the home alone.
+public struct StatusReport: Sendable {
+    public struct Peer: Sendable {
+        public var id: DeviceID
+        public var name: String
+        public var address: String
+        public var connected: Bool
+        public var lastSyncMillis: Int64?
+        public var clockOffsetMillis: Int64?
+        /// Our changes the peer has not acknowledged; `nil` when unknown (not seen since the daemon started).
+        public var pendingChanges: Int?
+
+        public init(id: DeviceID, name: String, address: String, connected: Bool, lastSyncMillis: Int64?, clockOffsetMillis: Int64?, pendingChanges: Int?) {
+            self.id = id
+            self.name = name
+            self.address = address
+            self.connected = connected
+            self.lastSyncMillis = lastSyncMillis
+            self.clockOffsetMillis = clockOffsetMillis
+            self.pendingChanges = pendingChanges
+        }
+    }
+
+    public var device: DeviceID
+    public var name: String
+    public var listen: String?
+    public var running: Bool
+    public var peers: [Peer]
+
+    public init(device: DeviceID, name: String, listen: String?, running: Bool, peers: [Peer]) {
+        self.device = device
+        self.name = name
+        self.listen = listen
+        self.running = running
+        self.peers = peers
+    }
+
+    public var json: String {
+        var object = JSONObject()
+        object.add("id", device.description)
+        object.add("name", name)
+        object.addRaw("listen", json: listen.map { JSONWriter.string(for: .string($0)) } ?? "null")
+        object.add("running", running)
+        let peerObjects = peers.map { peer -> String in
+            var p = JSONObject()
+            p.add("id", peer.id.description)
+            p.add("name", peer.name)
+            p.add("address", peer.address)
+            p.add("connected", peer.connected)
+            p.addRaw("lastSync", json: peer.lastSyncMillis.map { JSONWriter.string(for: .string(ISO8601.format(secondsSince1970: Double($0) / 1000))) } ?? "null")
+            p.addRaw("lastSyncMillis", json: peer.lastSyncMillis.map { String($0) } ?? "null")
+            p.addRaw("clockOffsetMillis", json: peer.clockOffsetMillis.map { String($0) } ?? "null")
+            p.addRaw("pendingChanges", json: peer.pendingChanges.map { String($0) } ?? "null")
+            return p.text
+        }
+        object.addRaw("peers", json: "[" + peerObjects.joined(separator: ",") + "]")
+        return object.text
+    }
+
+    public var text: String {
+        var lines = ["device   \(device)  \(name)", "daemon   " + (running ? "running, listening on \(listen ?? "?")" : "not running")]
+        if peers.isEmpty { lines.append("peers    none (pair one with 'groupsync peer add')") }
+        for peer in peers {
+            var line = "peer     \(peer.id.short)  \(peer.name)  \(peer.address)  " + (peer.connected ? "connected" : "disconnected")
+            if let last = peer.lastSyncMillis { line += "  last sync \(ISO8601.format(secondsSince1970: Double(last) / 1000))" }
+            if let offset = peer.clockOffsetMillis { line += "  clock offset \(offset) ms" }
+            if let pending = peer.pendingChanges { line += "  \(pending) pending" }
+            lines.append(line)
+        }
+        return lines.joined(separator: "\n")
+    }
+}

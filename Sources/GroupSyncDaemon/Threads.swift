@@ -1,0 +1,66 @@
+import Glibc
+
+/// Starts a detached OS thread running `body`. The daemon uses plain threads (one per connection, per
+/// dialer, for the watcher, the control socket and signals): a user has a handful of peers, and blocking
+/// code on threads is far easier to get right than callbacks on an event loop.
+func spawnThread(_ body: @escaping @Sendable () -> Void) {
+    final class Box: @unchecked Sendable { let body: @Sendable () -> Void; init(_ b: @escaping @Sendable () -> Void) { body = b } }
+    let box = Unmanaged.passRetained(Box(body)).toOpaque()
+    var thread = pthread_t()
+    let rc = pthread_create(&thread, nil, { raw in
+        let box = Unmanaged<AnyObject>.fromOpaque(raw!).takeRetainedValue() as! Box
+        box.body()
+        return nil
+    }, box)
+    precondition(rc == 0, "cannot start a thread: \(String(cString: strerror(rc)))")
+    pthread_detach(thread)
+}
+
+/// A mutex with a condition variable: wait until something changes, with a timeout.
+final class Condition: @unchecked Sendable {
+    private var mutex = pthread_mutex_t()
+    private var condition = pthread_cond_t()
+
+    init() {
+        pthread_mutex_init(&mutex, nil)
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        // Timeouts on the monotonic clock, so a wall-clock jump neither hangs nor spins a waiter.
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(&condition, &attributes)
+        pthread_condattr_destroy(&attributes)
+    }
+
+    deinit {
+        pthread_cond_destroy(&condition)
+        pthread_mutex_destroy(&mutex)
+    }
+
+    func locked<T>(_ body: () throws -> T) rethrows -> T {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        return try body()
+    }
+
+    /// Waits (the caller holds the lock, via `locked`) until signalled or `millis` pass.
+    func wait(millis: Int64) {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let total = Int64(now.tv_nsec) + (millis % 1000) * 1_000_000
+        var deadline = timespec(tv_sec: now.tv_sec + Int(millis / 1000) + Int(total / 1_000_000_000), tv_nsec: Int(total % 1_000_000_000))
+        pthread_cond_timedwait(&condition, &mutex, &deadline)
+    }
+
+    func broadcast() {
+        pthread_mutex_lock(&mutex)
+        pthread_cond_broadcast(&condition)
+        pthread_mutex_unlock(&mutex)
+    }
+}
+
+/// Milliseconds on the monotonic clock, for timeouts and backoff (never for versions).
+func monotonicMillis() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
+}

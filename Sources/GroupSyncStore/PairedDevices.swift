@@ -1,0 +1,59 @@
+import GroupSyncCore
+
+/// A device this one syncs with: its ID (the pinned certificate fingerprint), a name, and where to dial it.
+public struct PairedDevice: Hashable, Sendable {
+    public var id: DeviceID
+    public var name: String
+    /// `host:port`, or `[v6]:port`.
+    public var address: String
+
+    public init(id: DeviceID, name: String, address: String) {
+        self.id = id
+        self.name = name
+        self.address = address
+    }
+}
+
+/// The list of paired devices, kept in the home's SQLite file beside the store (a local table, never
+/// replicated: who may connect is each device's own decision). The daemon re-reads it on every change
+/// signal, so `peer add` and `peer remove` take effect at once.
+extension Store {
+    public func pairedDevices() throws(StoreError) -> [PairedDevice] {
+        let statement = try cached("SELECT device, name, address FROM peers ORDER BY name, device")
+        defer { statement.reset() }
+        var devices: [PairedDevice] = []
+        while try statement.step() {
+            guard let id = try? DeviceID(bytes: statement.bytes(0)) else {
+                throw .corrupt(path: path, reason: "a paired device has an ID that is not 32 bytes")
+            }
+            devices.append(PairedDevice(id: id, name: statement.string(1), address: statement.string(2)))
+        }
+        return devices
+    }
+
+    /// Adds or updates a paired device.
+    public func pair(_ device: PairedDevice) throws(StoreError) {
+        let statement = try cached("""
+            INSERT INTO peers(device, name, address) VALUES (?1, ?2, ?3)
+            ON CONFLICT(device) DO UPDATE SET name = excluded.name, address = excluded.address
+            """)
+        statement.bind(1, device.id.bytes)
+        statement.bind(2, device.name)
+        statement.bind(3, device.address)
+        try database.transaction(immediate: true) { () throws(StoreError) in try statement.run() }
+        didCommit?()
+    }
+
+    /// Removes a paired device; `false` if it was not paired.
+    @discardableResult
+    public func unpair(_ id: DeviceID) throws(StoreError) -> Bool {
+        let statement = try cached("DELETE FROM peers WHERE device = ?1")
+        statement.bind(1, id.bytes)
+        let removed = try database.transaction(immediate: true) { () throws(StoreError) -> Bool in
+            try statement.run()
+            return database.changes > 0
+        }
+        if removed { didCommit?() }
+        return removed
+    }
+}

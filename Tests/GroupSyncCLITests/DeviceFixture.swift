@@ -1,0 +1,101 @@
+import Foundation
+import GroupSyncCore
+
+/// A device for multi-device tests: its own home, the real `groupsync` binary, and a real daemon process
+/// listening on a free loopback port.
+final class TestDevice {
+    let name: String
+    let cli: GroupSyncBinary
+    let id: String
+    let logPath: String
+    private(set) var daemon: Process?
+    private(set) var port: UInt16 = 0
+
+    init(_ name: String, in folder: TemporaryFolder) throws {
+        self.name = name
+        cli = GroupSyncBinary(home: folder.path + "/" + name)
+        logPath = folder.path + "/" + name + ".log"
+        let result = try cli.run("init", "--name", name)
+        guard result.status == 0, let id = result.lines.first else { throw FixtureError("init failed: \(result.stderr)") }
+        self.id = id
+    }
+
+    deinit { stop(signal: SIGKILL) }
+
+    var address: String { "127.0.0.1:\(port)" }
+
+    /// Starts `serve`; the first start picks a free port, later starts reuse it so peers can redial.
+    func start() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: GroupSyncBinary.path)
+        process.arguments = ["--home", cli.home, "serve", "--listen", "127.0.0.1:\(port)"]
+        if !FileManager.default.fileExists(atPath: logPath) { FileManager.default.createFile(atPath: logPath, contents: nil) }
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        log.seekToEndOfFile()
+        process.standardError = log
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        daemon = process
+        // The daemon answers on its control socket once it listens; read the bound port from there.
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if let status = try? self.status(), case .string(let listen)? = status["listen"], let p = listen.split(separator: ":").last.flatMap({ UInt16($0) }), p != 0 {
+                port = p
+                return
+            }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        throw FixtureError("\(name)'s daemon did not come up: \(log)")
+    }
+
+    /// Stops the daemon with `signal` and waits for it.
+    @discardableResult
+    func stop(signal: Int32 = SIGTERM) -> Int32? {
+        guard let daemon, daemon.isRunning else { return daemon?.terminationStatus }
+        kill(daemon.processIdentifier, signal)
+        daemon.waitUntilExit()
+        self.daemon = nil
+        return daemon.terminationStatus
+    }
+
+    func pair(with other: TestDevice) throws {
+        let result = try cli.run("peer", "add", other.id, other.address, "--name", other.name)
+        guard result.status == 0 else { throw FixtureError("peer add failed: \(result.stderr)") }
+    }
+
+    func status() throws -> [String: Value] {
+        let result = try cli.run("status", "--json")
+        guard case .dictionary(let object) = try JSONParser.parse(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw FixtureError("status is not an object")
+        }
+        return object
+    }
+
+    func get(_ key: String, suite: String = "group.test") throws -> String? {
+        let result = try cli.run("get", suite, key)
+        return result.status == 0 ? String(result.stdout.dropLast()) : nil
+    }
+
+    /// Polls until `key` reads `expected` (nil: absent), or the timeout passes; returns the seconds taken.
+    @discardableResult
+    func await(_ key: String, equals expected: String?, suite: String = "group.test", timeout: TimeInterval = 5) throws -> TimeInterval? {
+        let start = Date()
+        while Date().timeIntervalSince(start) < timeout {
+            if try get(key, suite: suite) == expected { return Date().timeIntervalSince(start) }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return nil
+    }
+
+    var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+}
+
+struct FixtureError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Pairs every device with every other one.
+func pairAll(_ devices: [TestDevice]) throws {
+    for a in devices { for b in devices where a !== b { try a.pair(with: b) } }
+}

@@ -1,0 +1,153 @@
+import Foundation
+import Testing
+import GroupSyncCore
+
+/// Real daemons, real TLS on loopback, real SQLite files: the replication contract end to end.
+@Suite(.serialized) struct ReplicationTests {
+    @Test func aWriteOnOneDeviceReachesTheOthersWithinASecond() throws {
+        let folder = TemporaryFolder()
+        let devices = try ["a", "b", "c"].map { try TestDevice($0, in: folder) }
+        for device in devices { try device.start() }
+        try pairAll(devices)
+        try devices[0].cli.run("set", "group.test", "k", "--double", "0.25")
+        for device in devices.dropFirst() {
+            let seconds = try device.await("k", equals: "0.25")
+            #expect(seconds != nil && seconds! < 1, "\(device.name) got it after \(String(describing: seconds)) s\n\(device.log)")
+        }
+        let json = try devices[2].cli.run("get", "--json", "group.test", "k").stdout
+        #expect(json.contains(#""type":"double","value":0.25"#))
+        #expect(json.contains(devices[0].id), "the origin is the writing device")
+        let status = try devices[0].status()
+        guard case .array(let peers)? = status["peers"] else { Issue.record("no peers in status"); return }
+        #expect(peers.count == 2)
+        for case .dictionary(let peer) in peers {
+            #expect(peer["connected"] == .bool(true))
+            for field in ["id", "name", "address", "lastSync", "clockOffsetMillis", "pendingChanges"] { #expect(peer[field] != nil, "status has \(field)") }
+        }
+        #expect(status["running"] == .bool(true))
+        for device in devices { #expect(device.stop() == 0, "a clean exit on SIGTERM") }
+    }
+
+    @Test func writesOnBothSidesOfAPartitionConvergeOnTheLaterOne() throws {
+        let folder = TemporaryFolder()
+        let devices = try ["a", "b", "c"].map { try TestDevice($0, in: folder) }
+        for device in devices { try device.start() }
+        try pairAll(devices)
+        let (a, b, c) = (devices[0], devices[1], devices[2])
+        try a.cli.run("set", "group.test", "doomed", "x")
+        #expect(try c.await("doomed", equals: "x") != nil)
+
+        c.stop()  // partition c
+        try c.cli.run("set", "group.test", "k", "from c, earlier")
+        try c.cli.run("set", "group.test", "only-c", "offline write")
+        Thread.sleep(forTimeInterval: 0.01)
+        try a.cli.run("set", "group.test", "k", "from a, later")
+        try b.cli.run("delete", "group.test", "doomed")
+        #expect(try b.await("k", equals: "from a, later") != nil)
+
+        try c.start()  // heal
+        for device in devices {
+            #expect(try device.await("k", equals: "from a, later") != nil, "\(device.name)\n\(device.log)")
+            #expect(try device.await("only-c", equals: "offline write") != nil, "\(device.name)")
+            #expect(try device.await("doomed", equals: nil) != nil, "the delete reached \(device.name)")
+        }
+        // Catch-up after the partition sent only what changed, not the store.
+        let catchUp = c.log.split(separator: "\n").filter { $0.contains("event=applied") }.last ?? ""
+        #expect(catchUp.contains("entries=") && !catchUp.contains("entries=0"), "\(catchUp)")
+    }
+
+    @Test func anUnpairedDeviceLearnsNothing() throws {
+        let folder = TemporaryFolder()
+        let a = try TestDevice("a", in: folder), stranger = try TestDevice("stranger", in: folder), oneSided = try TestDevice("onesided", in: folder)
+        for device in [a, stranger, oneSided] { try device.start() }
+        try a.cli.run("set", "group.test", "secret", "s3cret")
+        // The stranger knows a's ID and address but a never paired it; oneSided paired a, and a did not pair back.
+        try stranger.pair(with: a)
+        try oneSided.pair(with: a)
+        Thread.sleep(forTimeInterval: 1.5)
+        #expect(try stranger.get("secret") == nil)
+        #expect(try oneSided.get("secret") == nil)
+        #expect(a.log.contains("event=refused"), "a logs the refusal:\n\(a.log)")
+        // a still serves its real peers.
+        let friend = try TestDevice("friend", in: folder)
+        try friend.start()
+        try pairAll([a, friend])
+        #expect(try friend.await("secret", equals: "s3cret") != nil)
+    }
+
+    @Test func removingAPeerDropsItsConnectionAtOnce() throws {
+        let folder = TemporaryFolder()
+        let a = try TestDevice("a", in: folder), b = try TestDevice("b", in: folder)
+        for device in [a, b] { try device.start() }
+        try pairAll([a, b])
+        try a.cli.run("set", "group.test", "k", "1")
+        #expect(try b.await("k", equals: "1") != nil)
+        #expect(try a.cli.run("peer", "remove", b.id).status == 0)
+        #expect(try a.cli.run("peer", "remove", b.id).status == 1)
+        Thread.sleep(forTimeInterval: 0.5)
+        try a.cli.run("set", "group.test", "k", "2")
+        Thread.sleep(forTimeInterval: 1)
+        #expect(try b.get("k") == "1", "b no longer receives a's writes")
+        #expect(a.log.contains("event=peer-removed"))
+    }
+
+    @Test func aPeerKilledAndRestartedCatchesUp() throws {
+        let folder = TemporaryFolder()
+        let a = try TestDevice("a", in: folder), b = try TestDevice("b", in: folder)
+        for device in [a, b] { try device.start() }
+        try pairAll([a, b])
+        for i in 0..<50 { try a.cli.run("set", "group.test", "k\(i)", "v\(i)") }
+        b.stop(signal: SIGKILL)
+        for i in 50..<60 { try a.cli.run("set", "group.test", "k\(i)", "v\(i)") }
+        try b.start()
+        #expect(try b.await("k59", equals: "v59") != nil, "\(b.log)")
+        #expect(try b.cli.run("list", "group.test").lines.count == 60)
+    }
+
+    @Test func garbageAndPlainTCPClientsAreRefusedAndTheDaemonCarriesOn() throws {
+        let folder = TemporaryFolder()
+        let a = try TestDevice("a", in: folder), b = try TestDevice("b", in: folder)
+        for device in [a, b] { try device.start() }
+        // Garbage, an HTTP request, and a client that connects and says nothing.
+        for payload in ["GET / HTTP/1.0\r\n\r\n", String(repeating: "\u{16}\u{03}\u{01}\u{ff}\u{ff}garbage", count: 100)] {
+            let socket = try LoopbackSocket(port: a.port)
+            socket.send(payload)
+            socket.close()
+        }
+        let silent = try LoopbackSocket(port: a.port)
+        defer { silent.close() }
+        try pairAll([a, b])
+        try a.cli.run("set", "group.test", "k", "still serving")
+        #expect(try b.await("k", equals: "still serving") != nil, "\(a.log)")
+        #expect(a.log.contains("event=refused"))
+        #expect(a.daemon?.isRunning == true)
+    }
+
+    @Test func aSecondDaemonOnTheSameHomeIsRefused() throws {
+        let folder = TemporaryFolder()
+        let a = try TestDevice("a", in: folder)
+        try a.start()
+        let second = try a.cli.run("serve", "--listen", "127.0.0.1:0")
+        #expect(second.status == 3)
+        #expect(second.stderr.contains("already running"))
+        #expect(try a.cli.run("serve", "--listen", "nonsense").status == 2)
+    }
+}
+
+/// A raw TCP client, for feeding a daemon bytes that are not TLS.
+final class LoopbackSocket {
+    private let fd: Int32
+
+    init(port: UInt16) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let rc = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard rc == 0 else { throw FixtureError("cannot connect to port \(port)") }
+    }
+
+    func send(_ text: String) { _ = text.utf8CString.withUnsafeBufferPointer { write(fd, $0.baseAddress, $0.count - 1) } }
+    func close() { Glibc.close(fd) }
+}

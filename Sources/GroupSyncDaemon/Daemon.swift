@@ -15,6 +15,9 @@ public final class Daemon: @unchecked Sendable {
         public var home: Home
         public var listen: ListenAddress
         public var handshakeTimeoutMillis: Int64 = 10_000
+        /// How far ahead of our clock a peer's timestamps may be before its entries (and, past the same
+        /// bound of measured offset, its sessions) are refused.
+        public var maxClockDriftMillis: Int64 = HybridClock.defaultMaxForwardDriftMillis
         public init(home: Home, listen: ListenAddress) {
             self.home = home
             self.listen = listen
@@ -170,7 +173,8 @@ public final class Daemon: @unchecked Sendable {
         let peer = transport.peerID
         let peerStore: Store
         do {
-            peerStore = try Store(path: configuration.home.storePath, device: certificate.deviceID)
+            peerStore = try Store(path: configuration.home.storePath, device: certificate.deviceID,
+                                  maxForwardDriftMillis: configuration.maxClockDriftMillis)
         } catch {
             log.write("event=store-failed peer=\(peer.short) error=\"\(error)\"")
             transport.close()
@@ -178,8 +182,11 @@ public final class Daemon: @unchecked Sendable {
         }
         let home = configuration.home
         peerStore.didCommit = { ChangeSignal.post(home: home) }
+        var sessionConfiguration = SessionConfiguration()
+        sessionConfiguration.clockRefuseMillis = configuration.maxClockDriftMillis
+        sessionConfiguration.clockWarnMillis = min(sessionConfiguration.clockWarnMillis, configuration.maxClockDriftMillis)
         let connection = PeerConnection(peer: peer, initiator: initiator, transport: transport, store: peerStore,
-                                        deviceName: deviceName, log: log, clock: clock)
+                                        deviceName: deviceName, configuration: sessionConfiguration, log: log, clock: clock)
         var replaced: PeerConnection?
         let accepted = state.locked { () -> Bool in
             guard running, paired[peer] != nil else { return false }

@@ -29,14 +29,14 @@ final class PeerConnection: @unchecked Sendable {
     private let lastStatus: Mutex<SessionStatus>
 
     init(peer: DeviceID, initiator: DeviceID, transport: TLSConnection, store: Store, deviceName: String,
-         log: DaemonLog, clock: @escaping @Sendable () -> Int64) {
+         configuration: SessionConfiguration, log: DaemonLog, clock: @escaping @Sendable () -> Int64) {
         self.peer = peer
         self.initiator = initiator
         self.transport = transport
         self.store = store
         self.log = log
         self.clock = clock
-        let session = PeerSession(peer: peer, deviceName: deviceName)
+        let session = PeerSession(peer: peer, deviceName: deviceName, configuration: configuration)
         self.session = session
         self.lastStatus = Mutex(session.status)
     }

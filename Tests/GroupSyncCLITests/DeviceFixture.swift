@@ -29,7 +29,7 @@ final class TestDevice {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: GroupSyncBinary.path)
         process.arguments = ["--home", cli.home, "serve", "--listen", "127.0.0.1:\(port)"]
-        if !FileManager.default.fileExists(atPath: logPath) { FileManager.default.createFile(atPath: logPath, contents: nil) }
+        if !FileManager.default.fileExists(atPath: logPath) { _ = FileManager.default.createFile(atPath: logPath, contents: nil) }
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         log.seekToEndOfFile()
         process.standardError = log

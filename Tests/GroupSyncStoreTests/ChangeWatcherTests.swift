@@ -8,7 +8,7 @@ import Testing
         let home = Home(path: folder.path)
         let watcher = try ChangeWatcher(home: home)
         #expect(watcher.wait(timeoutMillis: 50) == .timedOut)
-        FileManager.default.createFile(atPath: folder.path + "/unrelated", contents: Data("x".utf8))
+        _ = FileManager.default.createFile(atPath: folder.path + "/unrelated", contents: Data("x".utf8))
         #expect(watcher.wait(timeoutMillis: 50) == .timedOut)
         ChangeSignal.post(home: home)
         #expect(watcher.wait(timeoutMillis: 1000) == .changed)

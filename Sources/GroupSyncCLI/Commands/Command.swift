@@ -1,7 +1,7 @@
 import GroupSyncStore
 
 /// One `groupsync` subcommand: its name, its help, the flags it accepts, and what it does.
-protocol Command {
+protocol Command: Sendable {
     static var name: String { get }
     /// One line for the overview in `groupsync --help`.
     static var summary: String { get }

@@ -14,9 +14,13 @@ enum ServeCommand: Command {
         stderr. Stops cleanly on SIGTERM or SIGINT. One daemon per home.
 
           --listen HOST:PORT  where to accept peers (default 0.0.0.0:\(ListenAddress.defaultPort); port 0 picks a free one)
+          --max-clock-drift SECONDS
+                              refuse entries stamped further ahead of this device's clock, and sessions with a
+                              peer whose clock is further off (default 300); refused entries are offered again
+                              and accepted once the clocks agree
         \(homeHelp)
         """
-    static let flags = FlagSpec.with(valued: ["--listen"])
+    static let flags = FlagSpec.with(valued: ["--listen", "--max-clock-drift"])
 
     static func run(_ arguments: ParsedArguments, _ invocation: Invocation) throws(CLIError) {
         _ = try arguments.positionals()
@@ -25,10 +29,17 @@ enum ServeCommand: Command {
             guard let parsed = ListenAddress(parsing: text) else { throw .badInput("--listen expects HOST:PORT, [IPv6]:PORT or :PORT, got '\(text)'") }
             listen = parsed
         }
-        let context = try DeviceContext.open(home: invocation.home(arguments))
+        var configuration = Daemon.Configuration(home: invocation.home(arguments), listen: listen)
+        if let text = arguments.value("--max-clock-drift") {
+            guard let seconds = Int64(text), seconds >= 1, seconds <= 86_400 * 365 else {
+                throw .badInput("--max-clock-drift expects whole seconds from 1 to 31536000, got '\(text)'")
+            }
+            configuration.maxClockDriftMillis = seconds * 1000
+        }
+        let context = try DeviceContext.open(home: configuration.home)
         let name = (try? context.home.readFile(context.home.namePath))?.flatMap { $0.split(separator: "\n").first.map(String.init) } ?? "groupsync"
         do {
-            let daemon = try Daemon(configuration: .init(home: context.home, listen: listen), certificate: context.certificate, deviceName: name)
+            let daemon = try Daemon(configuration: configuration, certificate: context.certificate, deviceName: name)
             _ = try daemon.run()
         } catch {
             throw .failure(error.description)

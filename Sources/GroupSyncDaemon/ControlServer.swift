@@ -109,14 +109,7 @@ enum LineSocket {
     }
 
     static func writeLine(_ fd: Int32, _ line: String) -> Bool {
-        var bytes = Array((line + "\n").utf8)[...]
-        while !bytes.isEmpty {
-            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return false }
-            bytes = bytes.dropFirst(n)
-        }
-        return true
+        FileDescriptorIO.writeAll(fd, Array((line + "\n").utf8))
     }
 }
 

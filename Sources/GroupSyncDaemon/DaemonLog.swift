@@ -1,5 +1,5 @@
-import Glibc
 import GroupSyncCore
+import GroupSyncStore
 import Synchronization
 
 /// One line per meaningful event on stderr: `2026-11-29T13:15:00.123Z event=connected peer=ABCDEFG …`.
@@ -12,14 +12,6 @@ public final class DaemonLog: Sendable {
 
     public func write(_ message: String) {
         let line = ISO8601.format(secondsSince1970: Double(clock()) / 1000) + " " + message + "\n"
-        lock.withLock { _ in
-            var bytes = Array(line.utf8)[...]
-            while !bytes.isEmpty {
-                let n = bytes.withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) }
-                if n < 0 && errno == EINTR { continue }
-                if n <= 0 { return }
-                bytes = bytes.dropFirst(n)
-            }
-        }
+        lock.withLock { _ in _ = FileDescriptorIO.writeAll(2, Array(line.utf8)) }
     }
 }

@@ -87,21 +87,11 @@ public final class Store: ReplicaStore {
             if let value = entry.value, !value.isStorable { throw .invalidEntry("non-finite number in \(entry.suite)/\(entry.key)") }
         }
         let result = try database.transaction(immediate: true) { () throws(StoreError) -> ApplyResult in
-            var result = ApplyResult()
             var clock = HybridClock(last: try readClock(), maxForwardDriftMillis: maxForwardDriftMillis)
-            for entry in entries {
-                do throws(ClockError) {
-                    try clock.observe(entry.version.hlc, physicalMillis: now)
-                } catch {
-                    result.refused.append((entry, error))
-                    continue
-                }
-                if LastWriterWins.wins(entry, over: try self.entry(suite: entry.suite, key: entry.key)) {
-                    result.applied.append(try writeEntry(entry))
-                } else {
-                    result.superseded += 1
-                }
-            }
+            let result = try ApplyResult.merging(
+                entries, clock: &clock, physicalMillis: now,
+                current: { (entry) throws(StoreError) in try self.entry(suite: entry.suite, key: entry.key) },
+                write: { (entry) throws(StoreError) in try self.writeEntry(entry) })
             try writeClock(clock.last)
             return result
         }

@@ -19,15 +19,10 @@ struct GroupSyncBinary {
     let home: String
 
     @discardableResult
-    func run(_ arguments: String..., stdin: String? = nil) throws -> Result { try run(arguments, stdin: stdin) }
+    func run(_ arguments: String...) throws -> Result { try run(arguments) }
 
-    func run(_ arguments: [String], stdin: String? = nil) throws -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.path)
-        process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["GROUPSYNC_HOME"] = home
-        process.environment = environment
+    func run(_ arguments: [String]) throws -> Result {
+        let process = makeProcess(arguments)
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
@@ -40,14 +35,19 @@ struct GroupSyncBinary {
         return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
     }
 
-    /// Starts a long-running command (watch, serve) and returns the process with its stdout pipe.
-    func start(_ arguments: [String]) throws -> (Process, Pipe) {
+    private func makeProcess(_ arguments: [String]) -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.path)
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["GROUPSYNC_HOME"] = home
         process.environment = environment
+        return process
+    }
+
+    /// Starts a long-running command (watch, serve) and returns the process with its stdout pipe.
+    func start(_ arguments: [String]) throws -> (Process, Pipe) {
+        let process = makeProcess(arguments)
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice

@@ -1,4 +1,4 @@
-import Glibc
+import GroupSyncStore
 
 /// Unbuffered writes to stdout and stderr. `watch` depends on each line leaving the process at once,
 /// and a closed stdout (a reader that went away) must end the command, not kill it with SIGPIPE.
@@ -10,13 +10,6 @@ enum Console {
     static func error(_ line: String) { _ = writeAll(2, line + "\n") }
 
     private static func writeAll(_ fd: Int32, _ text: String) -> Bool {
-        var bytes = Array(text.utf8)[...]
-        while !bytes.isEmpty {
-            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return false }
-            bytes = bytes.dropFirst(n)
-        }
-        return true
+        FileDescriptorIO.writeAll(fd, Array(text.utf8))
     }
 }

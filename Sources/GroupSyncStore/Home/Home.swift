@@ -74,20 +74,12 @@ public struct Home: Sendable {
         let temporary = path + ".tmp.\(getpid())"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .cannotWrite(path: temporary, reason: String(cString: strerror(errno))) }
-        let bytes = Array(contents.utf8)
-        var written = 0
-        while written < bytes.count {
-            let n = bytes[written...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else {
-                let reason = String(cString: strerror(errno))
-                close(fd)
-                unlink(temporary)
-                throw .cannotWrite(path: temporary, reason: reason)
-            }
-            written += n
+        guard FileDescriptorIO.writeAll(fd, Array(contents.utf8)), fsync(fd) == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            unlink(temporary)
+            throw .cannotWrite(path: temporary, reason: reason)
         }
-        fsync(fd)
         close(fd)
         guard rename(temporary, path) == 0 else {
             let reason = String(cString: strerror(errno))

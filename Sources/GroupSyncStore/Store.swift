@@ -38,40 +38,42 @@ public final class Store: ReplicaStore {
     /// Stores `value` under `suite`/`key`. Always succeeds locally unless the disk fails.
     @discardableResult
     public func set(_ value: Value, suite: String, key: String) throws(StoreError) -> Change {
-        try Self.validate(suite: suite, key: key)
-        guard value.isStorable else { throw .invalidEntry("numbers and dates must be finite") }
-        let encoded = ValueCodec.encode(value)
-        guard encoded.count <= Self.maxValueBytes else { throw .invalidEntry("value is \(encoded.count) bytes; the limit is \(Self.maxValueBytes)") }
-        return try writeLocal(suite: suite, key: key, value: value)
+        try write([.set(suite: suite, key: key, value: value)])[0]!
     }
 
     /// Writes a tombstone. Returns `nil` (and writes nothing) when there is no live value to delete.
     @discardableResult
     public func delete(suite: String, key: String) throws(StoreError) -> Change? {
-        try Self.validate(suite: suite, key: key)
-        let change: Change? = try database.transaction(immediate: true) { () throws(StoreError) -> Change? in
-            guard let current = try entry(suite: suite, key: key), !current.isDeleted else { return nil }
-            return try stampAndWrite(suite: suite, key: key, value: nil)
-        }
-        if change != nil { didCommit?() }
-        return change
+        try write([.delete(suite: suite, key: key)])[0]
     }
 
-    private func writeLocal(suite: String, key: String, value: Value?) throws(StoreError) -> Change {
-        let change = try database.transaction(immediate: true) { () throws(StoreError) -> Change in
-            try stampAndWrite(suite: suite, key: key, value: value)
+    /// Applies local writes in one transaction, so many writes cost one fsync (group commit). Everything is
+    /// validated first: one bad write refuses the whole batch and nothing is written. A delete of a key
+    /// with no live value writes nothing and yields `nil`.
+    public func write(_ writes: [LocalWrite]) throws(StoreError) -> [Change?] {
+        for write in writes { try Self.validate(write) }
+        let changes = try database.transaction(immediate: true) { () throws(StoreError) -> [Change?] in
+            var clock = HybridClock(last: try readClock(), maxForwardDriftMillis: maxForwardDriftMillis)
+            var sequence = try lastSequence()
+            var changes: [Change?] = []
+            changes.reserveCapacity(writes.count)
+            for write in writes {
+                if case .delete(let suite, let key) = write {
+                    guard let current = try entry(suite: suite, key: key), !current.isDeleted else {
+                        changes.append(nil)
+                        continue
+                    }
+                }
+                let version = Version(hlc: clock.tick(physicalMillis: physicalClock()), origin: device)
+                sequence += 1
+                changes.append(try insert(Entry(suite: write.suite, key: write.key, value: write.value, version: version), at: sequence))
+            }
+            try writeClock(clock.last)
+            try writeMetaInt("seq", sequence)
+            return changes
         }
-        didCommit?()
-        return change
-    }
-
-    /// Inside a write transaction: tick the shared clock and write the entry at the next sequence.
-    private func stampAndWrite(suite: String, key: String, value: Value?) throws(StoreError) -> Change {
-        var clock = HybridClock(last: try readClock(), maxForwardDriftMillis: maxForwardDriftMillis)
-        let hlc = clock.tick(physicalMillis: physicalClock())
-        try writeClock(clock.last)
-        let entry = Entry(suite: suite, key: key, value: value, version: Version(hlc: hlc, origin: device))
-        return try writeEntry(entry)
+        if changes.contains(where: { $0 != nil }) { didCommit?() }
+        return changes
     }
 
     // MARK: Remote entries
@@ -88,11 +90,16 @@ public final class Store: ReplicaStore {
         }
         let result = try database.transaction(immediate: true) { () throws(StoreError) -> ApplyResult in
             var clock = HybridClock(last: try readClock(), maxForwardDriftMillis: maxForwardDriftMillis)
+            var sequence = try lastSequence()
             let result = try ApplyResult.merging(
                 entries, clock: &clock, physicalMillis: now,
                 current: { (entry) throws(StoreError) in try self.entry(suite: entry.suite, key: entry.key) },
-                write: { (entry) throws(StoreError) in try self.writeEntry(entry) })
+                write: { (entry) throws(StoreError) in
+                    sequence += 1
+                    return try self.insert(entry, at: sequence)
+                })
             try writeClock(clock.last)
+            try writeMetaInt("seq", sequence)
             return result
         }
         if !result.applied.isEmpty { didCommit?() }
@@ -177,6 +184,14 @@ public final class Store: ReplicaStore {
 
     // MARK: Validation
 
+    public static func validate(_ write: LocalWrite) throws(StoreError) {
+        try validate(suite: write.suite, key: write.key)
+        guard let value = write.value else { return }
+        guard value.isStorable else { throw .invalidEntry("numbers and dates must be finite") }
+        let size = ValueCodec.encode(value).count
+        guard size <= maxValueBytes else { throw .invalidEntry("value is \(size) bytes; the limit is \(maxValueBytes)") }
+    }
+
     public static func validate(suite: String, key: String) throws(StoreError) {
         for (what, name) in [("suite", suite), ("key", key)] {
             guard !name.isEmpty else { throw .invalidEntry("the \(what) name is empty") }
@@ -212,8 +227,8 @@ public final class Store: ReplicaStore {
         return Entry(suite: suite, key: key, value: value, version: Version(hlc: hlc, origin: origin))
     }
 
-    private func writeEntry(_ entry: Entry) throws(StoreError) -> Change {
-        let sequence = try readMetaInt("seq") + 1
+    /// Stores an entry at a sequence; the caller advances the stored sequence counter once per transaction.
+    private func insert(_ entry: Entry, at sequence: Int64) throws(StoreError) -> Change {
         let statement = try cached("""
             INSERT INTO entries(suite, key, value, hlc_wall, hlc_logical, origin, seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
             ON CONFLICT(suite, key) DO UPDATE SET value = excluded.value, hlc_wall = excluded.hlc_wall,
@@ -227,7 +242,6 @@ public final class Store: ReplicaStore {
         statement.bind(6, entry.version.origin.bytes)
         statement.bind(7, sequence)
         try statement.run()
-        try writeMetaInt("seq", sequence)
         return Change(sequence: sequence, entry: entry)
     }
 

@@ -107,6 +107,25 @@ import GroupSyncCore
         #expect(try store.changes(after: 0, limit: 2).count == 2)
     }
 
+    @Test func aBatchCommitsTogetherAndABadWriteRefusesIt() throws {
+        let folder = TemporaryFolder()
+        let store = try Store(path: folder.path + "/store.db", device: Self.me)
+        try store.set(.int(0), suite: "s", key: "gone")
+        let changes = try store.write([
+            .set(suite: "s", key: "a", value: .int(1)), .delete(suite: "s", key: "gone"),
+            .delete(suite: "s", key: "never"), .set(suite: "s", key: "a", value: .int(2)),
+        ])
+        #expect(changes.map { $0?.sequence } == [2, 3, nil, 4])
+        #expect(changes[3]!.entry.version > changes[0]!.entry.version)
+        #expect(try store.entry(suite: "s", key: "a")?.value == .int(2))
+        #expect(try store.lastSequence() == 4)
+        #expect(throws: StoreError.self) {
+            try store.write([.set(suite: "s", key: "b", value: .int(1)), .set(suite: "s", key: "", value: .int(1))])
+        }
+        #expect(try store.entry(suite: "s", key: "b") == nil)
+        #expect(try store.lastSequence() == 4)
+    }
+
     @Test func watermarksPersist() throws {
         let folder = TemporaryFolder()
         do {

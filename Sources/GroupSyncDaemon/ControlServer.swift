@@ -39,12 +39,16 @@ final class ControlServer: @unchecked Sendable {
                 return  // closed
             }
             _ = fcntl(client, F_SETFD, FD_CLOEXEC)
-            var timeout = timeval(tv_sec: 5, tv_usec: 0)
+            // A client may keep its connection for many requests (an app streaming writes); an idle one is
+            // let go after ten minutes so forgotten connections do not pile up.
+            var timeout = timeval(tv_sec: 600, tv_usec: 0)
             setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             spawnThread { [self] in
                 defer { Glibc.close(client) }
-                guard let request = LineSocket.readLine(client) else { return }
-                _ = LineSocket.writeLine(client, respond(to: request))
+                var reader = LineSocket.Reader(fd: client)
+                while let request = reader.next() {
+                    guard LineSocket.writeLine(client, respond(to: request)) else { return }
+                }
             }
         }
     }
@@ -57,14 +61,37 @@ final class ControlServer: @unchecked Sendable {
 
     private func respond(to line: String) -> String {
         guard case .dictionary(let request)? = try? JSONParser.parse(line), case .string(let command)? = request["command"] else {
-            return #"{"error":"the request is not a JSON object with a command"}"#
+            return ControlResponse.error("the request is not a JSON object with a command")
         }
         switch command {
         case "status":
             return daemon.statusReport().json
+        case "set", "delete":
+            return daemon.localWrite(request, delete: command == "delete")
+        case "get":
+            return daemon.read(request)
         default:
-            return #"{"error":"unknown command"}"#
+            return ControlResponse.error("unknown command '\(command)' (status, get, set, delete)")
         }
+    }
+}
+
+/// The shapes of the control socket's answers.
+enum ControlResponse {
+    static func error(_ message: String, notFound: Bool = false) -> String {
+        var object = JSONObject()
+        object.add("ok", false)
+        if notFound { object.add("notFound", true) }
+        object.add("error", message)
+        return object.text
+    }
+
+    static func written(_ change: Change) -> String {
+        var object = JSONObject()
+        object.add("ok", true)
+        object.add("sequence", .int(change.sequence))
+        object.add("hlc", change.entry.version.hlc.description)
+        return object.text
     }
 }
 
@@ -92,20 +119,29 @@ struct UnixSocketAddress {
 enum LineSocket {
     static let maxLineBytes = 1 << 20
 
-    static func readLine(_ fd: Int32) -> String? {
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while bytes.count < maxLineBytes {
-            let n = read(fd, &chunk, chunk.count)
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { break }
-            if let newline = chunk[0..<n].firstIndex(of: 10) {
-                bytes += chunk[0..<newline]
-                return String(decoding: bytes, as: UTF8.self)
+    /// Reads newline-terminated lines, keeping what follows a newline for the next call.
+    struct Reader {
+        let fd: Int32
+        private var buffer: [UInt8] = []
+
+        init(fd: Int32) { self.fd = fd }
+
+        /// The next line without its newline; `nil` at the end, on a timeout, or past `maxLineBytes`.
+        mutating func next() -> String? {
+            var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+            while true {
+                if let newline = buffer.firstIndex(of: 10) {
+                    let line = String(decoding: buffer[..<newline], as: UTF8.self)
+                    buffer.removeSubrange(...newline)
+                    return line
+                }
+                guard buffer.count < maxLineBytes else { return nil }
+                let n = read(fd, &chunk, chunk.count)
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else { return nil }
+                buffer += chunk[0..<n]
             }
-            bytes += chunk[0..<n]
         }
-        return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self)
     }
 
     static func writeLine(_ fd: Int32, _ line: String) -> Bool {
@@ -128,6 +164,7 @@ public enum ControlClient {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         guard connected == 0, LineSocket.writeLine(fd, json) else { return nil }
-        return LineSocket.readLine(fd)
+        var reader = LineSocket.Reader(fd: fd)
+        return reader.next()
     }
 }

@@ -43,6 +43,11 @@ public final class Daemon: @unchecked Sendable {
     private var watcher: ChangeWatcher?
     private var control: ControlServer?
     private let store: Store
+    /// Writes from control-socket clients, committed together.
+    private let committer: GroupCommitter
+    /// Reads for control-socket clients, on their own SQLite connection.
+    private let reader: Store
+    private let readLock = Mutex(())
 
     public private(set) var boundAddress: ListenAddress
 
@@ -54,6 +59,11 @@ public final class Daemon: @unchecked Sendable {
         self.boundAddress = configuration.listen
         do {
             store = try Store(path: configuration.home.storePath, device: certificate.deviceID)
+            reader = try Store(path: configuration.home.storePath, device: certificate.deviceID)
+            let writer = try Store(path: configuration.home.storePath, device: certificate.deviceID)
+            let home = configuration.home
+            writer.didCommit = { ChangeSignal.post(home: home) }
+            committer = GroupCommitter(store: writer)
         } catch {
             throw .store(error.description)
         }
@@ -109,6 +119,7 @@ public final class Daemon: @unchecked Sendable {
         listener?.close()
         watcher?.wake()
         control?.close()
+        committer.stop()
         for connection in live { connection.stop(reason: "the device is shutting down") }
         for connection in live { connection.waitUntilFinished(millis: 2000) }
     }
@@ -280,6 +291,45 @@ public final class Daemon: @unchecked Sendable {
                 let live = state.locked { Array(connections.values) }
                 for connection in live { connection.localChangesAvailable() }
             }
+        }
+    }
+
+    // MARK: Control socket requests
+
+    /// `set` / `delete` from a control-socket client, group-committed with everyone else's.
+    func localWrite(_ request: [String: Value], delete: Bool) -> String {
+        guard case .string(let suite)? = request["suite"], case .string(let key)? = request["key"] else {
+            return ControlResponse.error("give suite and key as strings")
+        }
+        let write: LocalWrite
+        if delete {
+            write = .delete(suite: suite, key: key)
+        } else {
+            guard case .string(let type)? = request["type"], let json = request["value"] else {
+                return ControlResponse.error("give type and value, as 'get --json' prints them")
+            }
+            do { write = .set(suite: suite, key: key, value: try TypedJSON.value(type: type, json: json)) } catch {
+                return ControlResponse.error(error.description)
+            }
+        }
+        do { try Store.validate(write) } catch { return ControlResponse.error(error.description) }
+        switch committer.commit(write) {
+        case .success(let change?): return ControlResponse.written(change)
+        case .success(nil): return ControlResponse.error("no key '\(key)' in suite '\(suite)'", notFound: true)
+        case .failure(let error): return ControlResponse.error(error.description)
+        }
+    }
+
+    /// `get` from a control-socket client: the entry as `get --json` prints it.
+    func read(_ request: [String: Value]) -> String {
+        guard case .string(let suite)? = request["suite"], case .string(let key)? = request["key"] else {
+            return ControlResponse.error("give suite and key as strings")
+        }
+        let found = readLock.withLock { _ in Result { () throws(StoreError) in try reader.entry(suite: suite, key: key) } }
+        switch found {
+        case .success(let entry?) where !entry.isDeleted: return EntryFormatting.json(entry)
+        case .success: return ControlResponse.error("no key '\(key)' in suite '\(suite)'", notFound: true)
+        case .failure(let error): return ControlResponse.error(error.description)
         }
     }
 

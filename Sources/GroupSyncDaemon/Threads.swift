@@ -51,6 +51,10 @@ final class Condition: @unchecked Sendable {
         pthread_cond_timedwait(&condition, &mutex, &deadline)
     }
 
+    /// Wakes every waiter; the caller holds the lock (inside `locked`).
+    func signalAll() { pthread_cond_broadcast(&condition) }
+
+    /// Takes the lock and wakes every waiter.
     func broadcast() {
         pthread_mutex_lock(&mutex)
         pthread_cond_broadcast(&condition)

@@ -1,10 +1,8 @@
-import GroupSyncCore
-
-/// How entries look on the command line: the plain form `get` prints, and the JSON object shared by
-/// `get --json`, `list --json` and `watch`.
-enum EntryFormatting {
+/// How entries look outside: the plain form `get` prints, and the JSON object shared by `get --json`,
+/// `list --json`, `watch` and the daemon's control socket.
+public enum EntryFormatting {
     /// Strings raw; numbers, bools, arrays and dictionaries as JSON; dates ISO 8601; data base64.
-    static func plain(_ value: Value) -> String {
+    public static func plain(_ value: Value) -> String {
         switch value {
         case .string(let s): s
         case .date(let seconds): ISO8601.format(secondsSince1970: seconds)
@@ -13,7 +11,7 @@ enum EntryFormatting {
         }
     }
 
-    static func json(_ entry: Entry, includeDeletedFlag: Bool = false) -> String {
+    public static func json(_ entry: Entry, includeDeletedFlag: Bool = false) -> String {
         var object = JSONObject()
         object.add("suite", entry.suite)
         object.add("key", entry.key)

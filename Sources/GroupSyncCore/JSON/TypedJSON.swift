@@ -1,0 +1,28 @@
+/// A value in JSON together with its type name, as `get --json` prints it and the control socket takes it:
+/// `{"type":"double","value":7.0}`. The type name restores what plain JSON cannot say (a date is an ISO 8601
+/// string, data is base64, and `7` may be meant as a double).
+public enum TypedJSON {
+    public static func value(type: String, json: Value) throws(TypedJSONError) -> Value {
+        switch (type, json) {
+        case ("string", .string), ("int", .int), ("double", .double), ("bool", .bool), ("array", .array), ("dictionary", .dictionary):
+            return json
+        case ("double", .int(let int)):
+            return .double(Double(int))
+        case ("date", .string(let text)):
+            guard let seconds = ISO8601.parse(text) else { throw TypedJSONError("'\(text)' is not an ISO 8601 date") }
+            return .date(seconds)
+        case ("data", .string(let text)):
+            guard let bytes = Base64.decode(text) else { throw TypedJSONError("the data value is not base64") }
+            return .data(bytes)
+        case ("string", _), ("int", _), ("double", _), ("bool", _), ("date", _), ("data", _), ("array", _), ("dictionary", _):
+            throw TypedJSONError("a \(json.typeName) JSON value cannot be stored as type '\(type)'")
+        default:
+            throw TypedJSONError("unknown type '\(type)' (string, int, double, bool, date, data, array, dictionary)")
+        }
+    }
+}
+
+public struct TypedJSONError: Error, Equatable, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}

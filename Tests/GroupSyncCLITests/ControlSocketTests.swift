@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+import GroupSyncCore
+
+/// The daemon's local control socket: JSON lines, many requests per connection, writes group-committed.
+@Suite(.serialized) struct ControlSocketTests {
+    @Test func clientsWriteAndReadThroughTheDaemon() throws {
+        let folder = TemporaryFolder()
+        let device = try TestDevice("a", in: folder)
+        try device.start()
+        let client = try UnixClient(path: device.cli.home + "/control.sock")
+        #expect(client.request(#"{"command":"set","suite":"s","key":"d","type":"double","value":7}"#).contains(#""ok":true"#))
+        #expect(client.request(#"{"command":"set","suite":"s","key":"t","type":"date","value":"2026-11-29T13:15:00Z"}"#).contains(#""ok":true"#))
+        #expect(client.request(#"{"command":"get","suite":"s","key":"d"}"#).contains(#""type":"double","value":7.0"#))
+        #expect(try device.get("t", suite: "s") == "2026-11-29T13:15:00Z")
+        #expect(client.request(#"{"command":"delete","suite":"s","key":"d"}"#).contains(#""ok":true"#))
+        #expect(client.request(#"{"command":"delete","suite":"s","key":"d"}"#).contains(#""notFound":true"#))
+        // Bad requests get an error line and change nothing; the connection stays usable.
+        for bad in ["nonsense", #"{"command":"frob"}"#, #"{"command":"set","suite":"s","key":"x","type":"int","value":"7"}"#,
+                    #"{"command":"set","suite":"","key":"x","type":"int","value":7}"#, #"{"command":"set","suite":"s","key":"x","type":"date","value":"soon"}"#] {
+            #expect(client.request(bad).contains(#""ok":false"#), "\(bad)")
+        }
+        #expect(try device.get("x", suite: "s") == nil)
+        #expect(client.request(#"{"command":"get","suite":"s","key":"t"}"#).contains("2026-11-29T13:15:00Z"))
+    }
+
+    @Test func concurrentClientsAreGroupCommittedAndLoseNothing() throws {
+        let folder = TemporaryFolder()
+        let device = try TestDevice("a", in: folder)
+        try device.start()
+        let clients = 8, perClient = 250
+        let failures = Counter()
+        let socketPath = device.cli.home + "/control.sock"
+        let start = Date()
+        DispatchQueue.concurrentPerform(iterations: clients) { c in
+            guard let client = try? UnixClient(path: socketPath) else { failures.add(); return }
+            for i in 0..<perClient where !client.request(#"{"command":"set","suite":"load","key":"c\#(c)-\#(i)","type":"int","value":\#(i)}"#).contains(#""ok":true"#) {
+                failures.add()
+            }
+        }
+        let seconds = Date().timeIntervalSince(start)
+        #expect(failures.value == 0)
+        #expect(try device.cli.run("list", "load").lines.count == clients * perClient)
+        print("control socket: \(clients * perClient) acknowledged durable writes from \(clients) clients in \(String(format: "%.2f", seconds)) s (debug build)")
+    }
+}
+
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    func add() { lock.lock(); count += 1; lock.unlock() }
+    var value: Int { lock.lock(); defer { lock.unlock() }; return count }
+}
+
+/// A blocking client of a Unix stream socket speaking JSON lines.
+final class UnixClient {
+    private let fd: Int32
+    private var buffer: [UInt8] = []
+
+    init(path: String) throws {
+        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, byte) in path.utf8.enumerated() { raw[i] = byte }
+        }
+        let rc = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        guard rc == 0 else { throw FixtureError("cannot connect to \(path)") }
+    }
+
+    deinit { close(fd) }
+
+    func request(_ line: String) -> String {
+        let bytes = Array((line + "\n").utf8)
+        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while !buffer.contains(10) {
+            let n = read(fd, &chunk, chunk.count)
+            if n <= 0 { return "" }
+            buffer += chunk[0..<n]
+        }
+        let newline = buffer.firstIndex(of: 10)!
+        defer { buffer.removeSubrange(...newline) }
+        return String(decoding: buffer[..<newline], as: UTF8.self)
+    }
+}

@@ -46,8 +46,11 @@ final class ControlServer: @unchecked Sendable {
             spawnThread { [self] in
                 defer { Glibc.close(client) }
                 var reader = LineSocket.Reader(fd: client)
-                while let request = reader.next() {
-                    guard LineSocket.writeLine(client, respond(to: request)) else { return }
+                while let first = reader.next() {
+                    // Requests a client pipelined are answered together: their writes share one commit.
+                    let requests = [first] + reader.bufferedLines()
+                    let answers = respond(to: requests)
+                    guard LineSocket.writeLine(client, answers.joined(separator: "\n")) else { return }
                 }
             }
         }
@@ -59,20 +62,33 @@ final class ControlServer: @unchecked Sendable {
         unlink(path)
     }
 
-    private func respond(to line: String) -> String {
-        guard case .dictionary(let request)? = try? JSONParser.parse(line), case .string(let command)? = request["command"] else {
-            return ControlResponse.error("the request is not a JSON object with a command")
+    /// Answers requests in order. Runs of consecutive writes are committed as one group.
+    private func respond(to lines: [String]) -> [String] {
+        var answers: [String] = []
+        var pendingWrites: [[String: Value]] = []
+        func flushWrites() {
+            answers += daemon.localWrites(pendingWrites)
+            pendingWrites.removeAll()
         }
-        switch command {
-        case "status":
-            return daemon.statusReport().json
-        case "set", "delete":
-            return daemon.localWrite(request, delete: command == "delete")
-        case "get":
-            return daemon.read(request)
-        default:
-            return ControlResponse.error("unknown command '\(command)' (status, get, set, delete)")
+        for line in lines {
+            guard case .dictionary(let request)? = try? JSONParser.parse(line), case .string(let command)? = request["command"] else {
+                flushWrites()
+                answers.append(ControlResponse.error("the request is not a JSON object with a command"))
+                continue
+            }
+            if command == "set" || command == "delete" {
+                pendingWrites.append(request)
+                continue
+            }
+            flushWrites()
+            switch command {
+            case "status": answers.append(daemon.statusReport().json)
+            case "get": answers.append(daemon.read(request))
+            default: answers.append(ControlResponse.error("unknown command '\(command)' (status, get, set, delete)"))
+            }
         }
+        flushWrites()
+        return answers
     }
 }
 
@@ -125,6 +141,16 @@ enum LineSocket {
         private var buffer: [UInt8] = []
 
         init(fd: Int32) { self.fd = fd }
+
+        /// Complete lines already received, without waiting for more.
+        mutating func bufferedLines() -> [String] {
+            var lines: [String] = []
+            while let newline = buffer.firstIndex(of: 10) {
+                lines.append(String(decoding: buffer[..<newline], as: UTF8.self))
+                buffer.removeSubrange(...newline)
+            }
+            return lines
+        }
 
         /// The next line without its newline; `nil` at the end, on a timeout, or past `maxLineBytes`.
         mutating func next() -> String? {

@@ -296,28 +296,43 @@ public final class Daemon: @unchecked Sendable {
 
     // MARK: Control socket requests
 
-    /// `set` / `delete` from a control-socket client, group-committed with everyone else's.
-    func localWrite(_ request: [String: Value], delete: Bool) -> String {
-        guard case .string(let suite)? = request["suite"], case .string(let key)? = request["key"] else {
-            return ControlResponse.error("give suite and key as strings")
+    /// `set` / `delete` requests from a control-socket client, in order, group-committed with everyone
+    /// else's. An invalid request gets its error and does not hold up the valid ones.
+    func localWrites(_ requests: [[String: Value]]) -> [String] {
+        var answers = [String?](repeating: nil, count: requests.count)
+        var valid: [(index: Int, write: LocalWrite)] = []
+        for (index, request) in requests.enumerated() {
+            switch Self.localWrite(from: request) {
+            case .success(let write): valid.append((index, write))
+            case .failure(let error): answers[index] = ControlResponse.error(error.description)
+            }
+        }
+        let results = committer.commit(valid.map(\.write))
+        for ((index, write), result) in zip(valid, results) {
+            switch result {
+            case .success(let change?): answers[index] = ControlResponse.written(change)
+            case .success(nil): answers[index] = ControlResponse.error("no key '\(write.key)' in suite '\(write.suite)'", notFound: true)
+            case .failure(let error): answers[index] = ControlResponse.error(error.description)
+            }
+        }
+        return answers.map { $0! }
+    }
+
+    private static func localWrite(from request: [String: Value]) -> Result<LocalWrite, TypedJSONError> {
+        guard case .string(let command)? = request["command"], case .string(let suite)? = request["suite"], case .string(let key)? = request["key"] else {
+            return .failure(TypedJSONError("give suite and key as strings"))
         }
         let write: LocalWrite
-        if delete {
+        if command == "delete" {
             write = .delete(suite: suite, key: key)
         } else {
             guard case .string(let type)? = request["type"], let json = request["value"] else {
-                return ControlResponse.error("give type and value, as 'get --json' prints them")
+                return .failure(TypedJSONError("give type and value, as 'get --json' prints them"))
             }
-            do { write = .set(suite: suite, key: key, value: try TypedJSON.value(type: type, json: json)) } catch {
-                return ControlResponse.error(error.description)
-            }
+            do { write = .set(suite: suite, key: key, value: try TypedJSON.value(type: type, json: json)) } catch { return .failure(error) }
         }
-        do { try Store.validate(write) } catch { return ControlResponse.error(error.description) }
-        switch committer.commit(write) {
-        case .success(let change?): return ControlResponse.written(change)
-        case .success(nil): return ControlResponse.error("no key '\(key)' in suite '\(suite)'", notFound: true)
-        case .failure(let error): return ControlResponse.error(error.description)
-        }
+        do { try Store.validate(write) } catch { return .failure(TypedJSONError(error.description)) }
+        return .success(write)
     }
 
     /// `get` from a control-socket client: the entry as `get --json` prints it.

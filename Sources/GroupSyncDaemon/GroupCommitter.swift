@@ -26,16 +26,18 @@ final class GroupCommitter: @unchecked Sendable {
         spawnThread { [self] in commitLoop() }
     }
 
-    /// Blocks until `write` is durable (or failed). The write must already be valid (`Store.validate`),
-    /// so that it cannot make the batch it shares with others fail.
-    func commit(_ write: LocalWrite) -> Result<Change?, StoreError> {
-        condition.locked {
-            let ticket = nextTicket
-            nextTicket += 1
-            queue.append(Pending(write: write, ticket: ticket))
+    /// Blocks until `writes` are durable (or failed), and returns their results in order. The writes must
+    /// already be valid (`Store.validate`), so that none can make the batch it shares with others fail.
+    func commit(_ writes: [LocalWrite]) -> [Result<Change?, StoreError>] {
+        guard !writes.isEmpty else { return [] }
+        return condition.locked {
+            let first = nextTicket
+            nextTicket += writes.count
+            for (offset, write) in writes.enumerated() { queue.append(Pending(write: write, ticket: first + offset)) }
             condition.signalAll()
-            while results[ticket] == nil { condition.wait(millis: 1000) }
-            return results.removeValue(forKey: ticket)!
+            let last = first + writes.count - 1
+            while results[last] == nil { condition.wait(millis: 1000) }
+            return (first...last).map { results.removeValue(forKey: $0)! }
         }
     }
 

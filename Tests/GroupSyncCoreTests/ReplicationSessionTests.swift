@@ -25,6 +25,18 @@ import Testing
         #expect(link.sessions.allSatisfy { $0?.status.lastSyncMillis != nil })
     }
 
+    @Test func localOnlySuitesNeverLeaveTheDevice() {
+        let net = ReplicationNetwork()
+        let a = net.addNode("a"), b = net.addNode("b")
+        net.set(a, "shownAs", .int(7), suite: LocalSuites.prefix + "notifications")
+        net.set(a, "shared", .int(1))
+        _ = net.connected(a, b)
+        net.set(a, "shownAs", .int(8), suite: LocalSuites.prefix + "notifications")
+        net.runUntilQuiet()
+        #expect(b.store.entry(suite: "group.test", key: "shared")?.value == .int(1))
+        #expect(b.store.entry(suite: LocalSuites.prefix + "notifications", key: "shownAs") == nil)
+    }
+
     @Test func threePeersInAMeshConverge() {
         let net = ReplicationNetwork()
         let nodes = ["a", "b", "c"].map { net.addNode($0) }

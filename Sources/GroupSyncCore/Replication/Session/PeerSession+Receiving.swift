@@ -22,7 +22,7 @@ extension PeerSession {
         }
 
         let result = try storeCall("applying \(batch.changes.count) entries") { () throws(S.Failure) in
-            try store.apply(batch.changes.map(\.entry), physicalMillis: now)
+            try store.apply(batch.changes.map(\.entry).filter { !LocalSuites.isLocalOnly($0.suite) }, physicalMillis: now)
         }
         for change in result.applied { echo.record(change.sequence) }
         if !result.applied.isEmpty { outbox.append(.applied(result.applied)) }

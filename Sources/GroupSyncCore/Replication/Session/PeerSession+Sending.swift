@@ -19,14 +19,14 @@ extension PeerSession {
         pendingCount = unacknowledged.reduce(0) { $0 + $1.count } + Int(max(0, head - sendCursor))
     }
 
-    /// Sends the longest prefix of `changes` that fits in a frame, leaving out echoes.
+    /// Sends the longest prefix of `changes` that fits in a frame, leaving out echoes and local-only suites.
     private mutating func sendBatch(of changes: [Change]) throws(CloseReason) {
         let budget = configuration.maxFrameBytes - Frame.typeBytes - MessageCodec.changesOverheadBytes
         var encoded: [[UInt8]] = []
         var bytes = 0
         var through = sendCursor
         for change in changes {
-            if echo.contains(change.sequence) {
+            if echo.contains(change.sequence) || LocalSuites.isLocalOnly(change.entry.suite) {
                 through = change.sequence
                 continue
             }

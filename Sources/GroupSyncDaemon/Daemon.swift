@@ -242,14 +242,17 @@ public final class Daemon: @unchecked Sendable {
                     return device
                 }
                 guard let target else { return }
-                let connected = state.locked { connections[peer]?.isAlive == true }
-                if connected {
-                    state.locked { state.wait(millis: 60_000) }
-                    continue
+                // While a connection with the peer is up (whoever dialed), sleep until it ends; the check and
+                // the wait share the lock, so the wake-up from a closing connection cannot be missed.
+                let hadConnection = state.locked { () -> Bool in
+                    guard connections[peer] != nil else { return false }
+                    while running, paired[peer] != nil, connections[peer] != nil { state.wait() }
+                    return true
                 }
+                if hadConnection { continue }
                 guard let address = ListenAddress(parsing: target.address, defaultHost: "127.0.0.1") else {
                     log.write("event=dial-skipped peer=\(peer.short) reason=\"address '\(target.address)' is not HOST:PORT\"")
-                    state.locked { state.wait(millis: 60_000) }
+                    state.locked { if running { state.wait() } }
                     continue
                 }
                 let started = monotonicMillis()

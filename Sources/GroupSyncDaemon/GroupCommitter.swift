@@ -36,7 +36,7 @@ final class GroupCommitter: @unchecked Sendable {
             for (offset, write) in writes.enumerated() { queue.append(Pending(write: write, ticket: first + offset)) }
             condition.signalAll()
             let last = first + writes.count - 1
-            while results[last] == nil { condition.wait(millis: 1000) }
+            while results[last] == nil { condition.wait() }
             return (first...last).map { results.removeValue(forKey: $0)! }
         }
     }
@@ -49,7 +49,7 @@ final class GroupCommitter: @unchecked Sendable {
     private func commitLoop() {
         while true {
             let batch: [Pending] = condition.locked {
-                while queue.isEmpty && running { condition.wait(millis: 60_000) }
+                while queue.isEmpty && running { condition.wait() }
                 let batch = Array(queue.prefix(Self.maxBatch))
                 queue.removeFirst(batch.count)
                 return batch

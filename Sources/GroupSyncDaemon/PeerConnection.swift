@@ -114,7 +114,7 @@ final class PeerConnection: @unchecked Sendable {
             var batch: [[UInt8]] = []
             var shouldClose = false
             outbound.locked {
-                while queue.isEmpty && !closeAfterQueue { outbound.wait(millis: 60_000) }
+                while queue.isEmpty && !closeAfterQueue { outbound.wait() }
                 batch = queue
                 queue.removeAll()
                 shouldClose = closeAfterQueue && batch.isEmpty

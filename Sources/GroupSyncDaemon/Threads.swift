@@ -42,6 +42,10 @@ final class Condition: @unchecked Sendable {
         return try body()
     }
 
+    /// Waits (the caller holds the lock, via `locked`) until signalled. Idle threads wait this way, with no
+    /// timeout, so an idle daemon is not woken by timers it does not need.
+    func wait() { pthread_cond_wait(&condition, &mutex) }
+
     /// Waits (the caller holds the lock, via `locked`) until signalled or `millis` pass.
     func wait(millis: Int64) {
         var now = timespec()

@@ -66,7 +66,7 @@ public final class Store: ReplicaStore {
     }
 
     /// Inside a write transaction: tick the shared clock and write the entry at the next sequence.
-    private func stampAndWrite(suite: String, key: String, value: Value?) throws(StoreError) -> Change {
+    func stampAndWrite(suite: String, key: String, value: Value?) throws(StoreError) -> Change {
         var clock = HybridClock(last: try readClock(), maxForwardDriftMillis: maxForwardDriftMillis)
         let hlc = clock.tick(physicalMillis: physicalClock())
         try writeClock(clock.last)

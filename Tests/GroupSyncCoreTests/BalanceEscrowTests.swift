@@ -141,6 +141,7 @@ import Testing
 
     @Test func twoDevicesThatFoundedApartAgreeOnOneRootOnceTheyMeet() {
         let a = BalanceDevice(1), b = BalanceDevice(2)
+        for d in [a, b] { d.setPolicy(BalancePolicy.Key.dailyBase, .double(30), at: noon - day) }
         a.act(at: noon) { $0.register() }
         b.act(at: noon + 1) { $0.register() }
         a.paired = [b.id]
@@ -149,6 +150,7 @@ import Testing
         #expect(a.book(at: noon + day).ledger.root == a.id)
         #expect(b.book(at: noon + day).ledger.root == a.id)
         let future = noon + 3 * day
-        #expect(a.summary(at: future).allowanceMs == BalancePolicy.standard.dailyBaseMs, "one allowance, not two")
+        #expect(a.summary(at: future).allowanceMs == 30 * minute, "one allowance, not two")
+        #expect(b.summary(at: future).allowanceMs == 30 * minute)
     }
 }

@@ -34,13 +34,15 @@ struct BalanceSession {
         }
     }
 
-    /// Writes a request with `ask`, then waits (at most `maxWaitMillis`) until `satisfied` holds or the
-    /// peers fall quiet. Returns without waiting when no peer is connected.
+    /// Writes a request with `ask`, then waits (at most `maxWaitMillis`) until `satisfied` holds, or the
+    /// peers, having started to answer, fall quiet. Returns without waiting when no peer is connected.
     func askPeers(_ ask: (inout BalanceBook) -> Void, until satisfied: (BalanceBook) -> Bool) throws(CLIError) {
         guard hasConnectedPeers else { return }
         let watcher: ChangeWatcher
         do { watcher = try ChangeWatcher(home: context.home) } catch { throw .failure(error.description) }
         try update(ask)
+        var position: Int64
+        do { position = try context.store.lastSequence() } catch { throw error.asCLIError }
         let deadline = WallClock.nowMillis() + Self.maxWaitMillis
         var heardBack = false
         while true {
@@ -49,8 +51,17 @@ struct BalanceSession {
             guard now < deadline else { return }
             let wait = heardBack ? min(Self.quietMillis, deadline - now) : deadline - now
             switch watcher.wait(timeoutMillis: Int32(wait)) {
-            case .changed: heardBack = true
-            case .timedOut, .woken: if heardBack { return }
+            case .changed:
+                // Our own daemon's writes do not count as an answer; a peer's balance records do.
+                do {
+                    let changes = try context.store.changes(after: position, limit: .max)
+                    position = changes.last?.sequence ?? position
+                    if changes.contains(where: { $0.entry.suite == BalanceSuite.name && $0.entry.version.origin != context.deviceID }) {
+                        heardBack = true
+                    }
+                } catch { throw error.asCLIError }
+            case .timedOut, .woken:
+                if heardBack { return }
             }
         }
     }

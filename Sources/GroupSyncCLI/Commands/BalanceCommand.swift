@@ -27,9 +27,10 @@ enum BalanceCommand: Command {
                            allowanceMinutes, extensionsToday, maxExtensions, extensionMinutes,
                            earnedMinutes, spentTodayMinutes, timeUp, heldHereMinutes,
                            extensionSlotsHere, timeZone, dayStartMillis, dayEndMillis, devices
-          policy           show the policy, or change the given fields (shared by all devices; a cut in
-                           the daily base applies to allowance not yet drawn today)
-            --daily-base M       minutes of allowance per day (default 5)
+          policy           show the policy, or change the given fields (shared by all devices); a raise
+                           of the daily base counts at once, a cut from the next day for allowance
+                           devices already drew today
+            --daily-base M       minutes of allowance per day (default 0)
             --extension M        minutes one puzzle extension adds (default 5)
             --max-extensions N   extensions allowed per day (default 5)
             --timezone TZ        the zone days are counted in: an IANA name such as Europe/Madrid,
@@ -99,7 +100,10 @@ enum BalanceCommand: Command {
                 try session.context.store.update(suite: BalanceSuite.name) { _ throws(StoreError) in (writes, ()) }
             } catch { throw error.asCLIError }
         }
-        let policy = try session.update { $0.ledger.policy }
+        let (policy, summary) = try session.update { ($0.ledger.policy, $0.summary) }
+        if summary.allowanceMs > policy.dailyBaseMs {
+            Console.error("note: today's allowance stays \(BalanceFormatting.minutes(summary.allowanceMs)) min, already issued to devices; the daily base applies from tomorrow")
+        }
         if arguments.has("--json") {
             var o = JSONObject()
             o.add("dailyBaseMinutes", .double(BalanceAmount.minutes(policy.dailyBaseMs)))

@@ -1,15 +1,17 @@
 /// The rules of the balance, shared by all devices (last writer wins per field).
 ///
-/// Defaults follow Scroll Brake: 5 minutes a day, +5 per solved puzzle, at most 5 puzzles a day.
-/// Days are counted in `timeZone` (an IANA name), the same on every device, so every device files a
-/// spend under the same day.
+/// Defaults: no daily allowance until one is set (a device draws its share of the day's allowance
+/// when it first uses it, and a raise counts at once while a cut only reaches what is not drawn yet,
+/// so starting from zero makes the first policy take effect the same day), +5 minutes per solved
+/// puzzle, at most 5 puzzles a day (Scroll Brake's numbers). Days are counted in `timeZone` (an IANA
+/// name), the same on every device, so every device files a spend under the same day.
 public struct BalancePolicy: Equatable, Sendable {
     public var dailyBaseMs: Int64
     public var extensionMs: Int64
     public var maxExtensions: Int64
     public var timeZone: String
 
-    public static let standard = BalancePolicy(dailyBaseMs: 5 * 60_000, extensionMs: 5 * 60_000, maxExtensions: 5, timeZone: "UTC")
+    public static let standard = BalancePolicy(dailyBaseMs: 0, extensionMs: 5 * 60_000, maxExtensions: 5, timeZone: "UTC")
 
     public init(dailyBaseMs: Int64, extensionMs: Int64, maxExtensions: Int64, timeZone: String) {
         self.dailyBaseMs = dailyBaseMs

@@ -16,6 +16,7 @@ import Testing
         var acknowledgedSpent: Int64 = 0
         var acknowledgedEarned: Int64 = 0
         var partitions: [[BalanceDevice]] = [devices]
+        let monitors = (0..<3).map { MonitorID(activity: "m\($0)", armedAt: noon - day / 2 + Int64($0) * 5 * 3_600_000) }
 
         for step in 0..<150 {
             now += Int64.random(in: 0...(3 * 3_600_000), using: &rng)
@@ -28,7 +29,7 @@ import Testing
             let part = partitions.randomElement(using: &rng)!
             let device = part.randomElement(using: &rng)!
             let peers = Set(part.map(\.id)).subtracting([device.id])
-            switch Int.random(in: 0..<10, using: &rng) {
+            switch Int.random(in: 0..<11, using: &rng) {
             case 0..<4:
                 let amount = Int64.random(in: 1...120, using: &rng) * 15_000
                 acknowledgedSpent += device.act(at: now) { $0.spend(amount) }
@@ -38,6 +39,13 @@ import Testing
                 acknowledgedEarned += amount
             case 5: _ = device.act(at: now) { $0.extend() }
             case 6: device.act(at: now) { $0.request(holdMs: Int64.random(in: 0...200, using: &rng) * 15_000, slots: Int64.random(in: 0...1, using: &rng)) }
+            case 7:
+                // A usage threshold of one of a few monitors, sometimes early, sometimes in a burst.
+                let monitor = monitors.randomElement(using: &rng)!
+                let quarters = Int.random(in: 1...40, using: &rng)
+                let firedAt = max(monitor.armedAt, now - Int64.random(in: 0...(2 * 3_600_000), using: &rng))
+                let threshold = try! UsageThresholdName(parsing: "used-\(Double(quarters) / 4)")
+                _ = device.act(at: now) { $0.recordUsage(monitor: monitor, threshold: threshold, at: firedAt) }
             default: device.act(at: now) { $0.rebalance(connected: peers) }
             }
             if Int.random(in: 0..<3, using: &rng) == 0 { syncAll(part, at: now) }
@@ -47,8 +55,14 @@ import Testing
         // Heal, let the agents settle, and check the books.
         settle(devices, at: now)
         let truth = union(devices)
-        #expect(truth.devices.reduce(0) { sum, d in sum + truth.spendDays(of: d).reduce(0) { $0 + truth.spentMs(of: d, on: $1) } } == acknowledgedSpent,
+        #expect(truth.days.values.reduce(0) { sum, byDay in sum + byDay.values.reduce(0) { $0 + $1.spentMs } } == acknowledgedSpent,
                 "every acknowledged spend counted exactly once (seed \(seed))")
+        for monitor in monitors {
+            let paid = truth.charges.values.reduce(0) { $0 + ($1[monitor]?.ms ?? 0) }
+            let usage = UsageVerdict(events: Array((truth.fired[monitor] ?? [:]).values), armedAt: monitor.armedAt).usedMs
+            // Two devices pay a monitor's usage at most once; more may leave an excess (documented).
+            if count == 2 { #expect(paid <= usage, "monitor \(monitor) paid \(paid) for \(usage) (seed \(seed))") }
+        }
         #expect(truth.earned.values.reduce(0) { $0 + $1.ms } == acknowledgedEarned)
         let summaries = devices.map { $0.summary(at: now) }
         for s in summaries {

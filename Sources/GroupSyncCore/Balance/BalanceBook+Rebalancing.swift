@@ -11,6 +11,7 @@ extension BalanceBook {
     /// One pass of the agent. `connected`: the peers with a live session now.
     public mutating func rebalance(connected: Set<DeviceID>) {
         register()
+        settleUsage()
         spreadQuota()
         answerRequests()
         refundExpiredDays()

@@ -63,7 +63,7 @@ extension BalanceBook {
     }
 
     /// Clears an open request: after an attempt, peers must stop sending for it.
-    mutating func withdrawRequest() {
+    public mutating func withdrawRequest() {
         guard let open = ledger.requests[me], open.holdMs > 0 || open.slots > 0 else { return }
         ledger.setRequest(RightsRequest(day: open.day, holdMs: 0, slots: 0, spentBase: open.spentBase,
                                         extensionsBase: open.extensionsBase, at: nowMillis), of: me)

@@ -97,7 +97,7 @@ enum BalanceCommand: Command {
         let session = try session(arguments, invocation)
         if !writes.isEmpty {
             do {
-                try session.context.store.update(suite: BalanceSuite.name) { _ throws(StoreError) in (writes, ()) }
+                try session.context.store.update(suite: BalanceSuite.name, writing: { _ throws(StoreError) in (writes, ()) })
             } catch { throw error.asCLIError }
         }
         let (policy, summary) = try session.update { ($0.ledger.policy, $0.summary) }

@@ -9,7 +9,7 @@ extension Store {
         var zoneError: TimeZoneError?
         let result: T?
         do throws(StoreError) {
-            result = try update(suite: BalanceSuite.name) { entries throws(StoreError) -> (writes: [String: Value], result: T?) in
+            result = try update(suite: BalanceSuite.name, writing: { entries throws(StoreError) -> (writes: [String: Value], result: T?) in
                 let ledger = BalanceLedger(entries: entries)
                 let calendar: LocalCalendar
                 do throws(TimeZoneError) {
@@ -25,7 +25,7 @@ extension Store {
                                        paired: Set(paired), syncedWithAllPaired: synced)
                 let result = operate(&book)
                 return (book.writes, result)
-            }
+            })
         } catch {
             throw .store(error)
         }

@@ -83,7 +83,7 @@ import Testing
 
     @Test func earnedMinutesSpentOfflineWhileAnotherDeviceHeldIdleAllowanceAreGivenBack() {
         let devices = group(2)
-        let (a, b) = (devices[0], devices[1])
+        let a = devices[0]
         a.act(at: noon) { $0.earn(20 * minute, reason: "") }
         // Partitioned all day: a spends its 30 and 10 earned; b spends nothing.
         #expect(a.act(at: noon) { $0.spend(40 * minute) } == 40 * minute)

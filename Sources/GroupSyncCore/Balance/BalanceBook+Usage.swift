@@ -53,9 +53,17 @@ extension BalanceBook {
         return max(0, usageVerdict(monitor).usedMs - paid)
     }
 
-    /// Settles this device's charge for every monitor it recorded (the agent runs this on each change).
+    /// How far back the agent keeps settling charges: a fresh monitor is armed every session, so
+    /// settling them all on every change would grow without end; older ones are settled when a device
+    /// records an event for them.
+    public static let settlingWindowDays: Int64 = 14
+
+    /// Settles this device's charge for every recent monitor it recorded (the agent runs this on each change).
     public mutating func settleUsage() {
-        for monitor in (ledger.charges[me] ?? [:]).keys.sorted() { settleCharge(monitor) }
+        let oldest = CivilDate(ordinal: today.ordinal - Self.settlingWindowDays)
+        for (monitor, charge) in (ledger.charges[me] ?? [:]).sorted(by: { $0.key < $1.key }) where charge.day >= oldest {
+            settleCharge(monitor)
+        }
     }
 
     /// Moves this device's charge for `monitor` toward its part of the usage, as far as its rights allow.

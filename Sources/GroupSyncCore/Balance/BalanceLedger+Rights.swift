@@ -43,15 +43,15 @@ extension BalanceLedger {
     /// policy's share (a raise is always safe; a cut never shrinks what was drawn). Unrecorded days
     /// count at the current share.
     public func allowanceDrawMs(of device: DeviceID, on day: CivilDate, today: CivilDate) -> Int64 {
-        let share = slices(of: device, on: day).share(of: policy.dailyBaseMs)
-        guard let record = days[device]?[day] else { return share }
-        return day == today ? max(record.allowanceMs, share) : record.allowanceMs
+        let record = days[device]?[day]
+        if let record, day != today { return record.allowanceMs }
+        return max(record?.allowanceMs ?? 0, slices(of: device, on: day).share(of: policy.dailyBaseMs))
     }
 
     public func slotDraw(of device: DeviceID, on day: CivilDate, today: CivilDate) -> Int64 {
-        let share = slices(of: device, on: day).share(of: policy.maxExtensions)
-        guard let record = days[device]?[day] else { return share }
-        return day == today ? max(record.slots, share) : record.slots
+        let record = days[device]?[day]
+        if let record, day != today { return record.slots }
+        return max(record?.slots ?? 0, slices(of: device, on: day).share(of: policy.maxExtensions))
     }
 
     func transfersIn(to device: DeviceID, on day: CivilDate) -> DayTransfer {

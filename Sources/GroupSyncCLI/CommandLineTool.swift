@@ -6,6 +6,7 @@ public enum CommandLineTool {
         InitCommand.self, IdCommand.self,
         SetCommand.self, GetCommand.self, DeleteCommand.self, ListCommand.self, WatchCommand.self,
         PeerCommand.self, ServeCommand.self, StatusCommand.self,
+        BalanceCommand.self, UsageCommand.self, FireCommand.self,
     ]
 
     static var overview: String {

@@ -293,6 +293,7 @@ public final class Daemon: @unchecked Sendable {
                 do { try reloadPeers() } catch { log.write("event=peers-unreadable error=\"\(error)\"") }
                 let live = state.locked { Array(connections.values) }
                 for connection in live { connection.localChangesAvailable() }
+                BalanceAgent.changed(store: store, home: configuration.home, connectedPeers: live, log: log, nowMillis: clock())
             }
         }
     }

@@ -53,26 +53,32 @@ public final class Store: ReplicaStore {
     public func write(_ writes: [LocalWrite]) throws(StoreError) -> [Change?] {
         for write in writes { try Self.validate(write) }
         let changes = try database.transaction(immediate: true) { () throws(StoreError) -> [Change?] in
-            var clock = HybridClock(last: try readClock(), maxForwardDriftMillis: maxForwardDriftMillis)
-            var sequence = try lastSequence()
-            var changes: [Change?] = []
-            changes.reserveCapacity(writes.count)
-            for write in writes {
-                if case .delete(let suite, let key) = write {
-                    guard let current = try entry(suite: suite, key: key), !current.isDeleted else {
-                        changes.append(nil)
-                        continue
-                    }
-                }
-                let version = Version(hlc: clock.tick(physicalMillis: physicalClock()), origin: device)
-                sequence += 1
-                changes.append(try insert(Entry(suite: write.suite, key: write.key, value: write.value, version: version), at: sequence))
-            }
-            try writeClock(clock.last)
-            try writeMetaInt("seq", sequence)
-            return changes
+            try writeInTransaction(writes)
         }
         if changes.contains(where: { $0 != nil }) { didCommit?() }
+        return changes
+    }
+
+    /// The body of `write`, for callers already inside a write transaction (`update`). The writes must be
+    /// validated.
+    func writeInTransaction(_ writes: [LocalWrite]) throws(StoreError) -> [Change?] {
+        var clock = HybridClock(last: try readClock(), maxForwardDriftMillis: maxForwardDriftMillis)
+        var sequence = try lastSequence()
+        var changes: [Change?] = []
+        changes.reserveCapacity(writes.count)
+        for write in writes {
+            if case .delete(let suite, let key) = write {
+                guard let current = try entry(suite: suite, key: key), !current.isDeleted else {
+                    changes.append(nil)
+                    continue
+                }
+            }
+            let version = Version(hlc: clock.tick(physicalMillis: physicalClock()), origin: device)
+            sequence += 1
+            changes.append(try insert(Entry(suite: write.suite, key: write.key, value: write.value, version: version), at: sequence))
+        }
+        try writeClock(clock.last)
+        try writeMetaInt("seq", sequence)
         return changes
     }
 

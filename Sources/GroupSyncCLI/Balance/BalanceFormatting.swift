@@ -1,0 +1,45 @@
+import GroupSyncCore
+
+/// How the balance looks on the command line.
+enum BalanceFormatting {
+    /// Minutes as a person reads them: `5`, `12.5`, `0.25`.
+    static func minutes(_ ms: Int64) -> String {
+        let m = BalanceAmount.minutes(ms)
+        if m == m.rounded(), abs(m) < 1e15 { return String(Int64(m)) }
+        return String(m)
+    }
+
+    static func json(_ s: BalanceSummary, timeZone: String) -> String {
+        var o = JSONObject()
+        o.add("remainingMinutes", .double(BalanceAmount.minutes(s.remainingMs)))
+        o.add("day", s.day.description)
+        o.add("allowanceMinutes", .double(BalanceAmount.minutes(s.allowanceMs)))
+        o.add("extensionsToday", .int(s.extensionsToday))
+        o.add("maxExtensions", .int(s.maxExtensions))
+        o.add("extensionMinutes", .double(BalanceAmount.minutes(s.extensionMs)))
+        o.add("earnedMinutes", .double(BalanceAmount.minutes(s.earnedMs)))
+        o.add("spentTodayMinutes", .double(BalanceAmount.minutes(s.spentTodayMs)))
+        o.add("timeUp", s.timeUp)
+        o.add("heldHereMinutes", .double(BalanceAmount.minutes(s.heldHereMs)))
+        o.add("extensionSlotsHere", .int(s.extensionSlotsHere))
+        o.add("timeZone", timeZone)
+        o.add("dayStartMillis", .int(s.dayStartMillis))
+        o.add("dayEndMillis", .int(s.dayEndMillis))
+        o.add("devices", s.devices)
+        return o.text
+    }
+
+    static func text(_ s: BalanceSummary, timeZone: String) -> String {
+        let hours = Double(s.dayEndMillis - s.dayStartMillis) / 3_600_000
+        let dayNote = hours == 24 ? "" : ", a \(hours == hours.rounded() ? String(Int(hours)) : String(hours))-hour day"
+        return """
+            remaining    \(minutes(s.remainingMs)) min\(s.timeUp ? "  (time's up)" : "")
+            day          \(s.day) (\(timeZone)\(dayNote))
+            allowance    \(minutes(s.allowanceMs)) min
+            extensions   \(s.extensionsToday) of \(s.maxExtensions) (+\(minutes(s.extensionMs)) min)
+            earned       \(minutes(s.earnedMs)) min
+            spent today  \(minutes(s.spentTodayMs)) min
+            held here    \(minutes(s.heldHereMs)) min, \(s.extensionSlotsHere) extension slot\(s.extensionSlotsHere == 1 ? "" : "s")
+            """
+    }
+}

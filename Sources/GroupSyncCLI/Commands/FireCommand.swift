@@ -1,0 +1,101 @@
+import GroupSyncCore
+import GroupSyncStore
+
+/// `groupsync fire`: a device-activity monitor callback, reported as the monitor extension would see it.
+enum FireCommand: Command {
+    static let name = "fire"
+    static let summary = "report a monitor callback: record events_…, check guards and run the stored actions"
+    static let help = """
+        usage: groupsync fire --suite SUITE --activity A --callback C [--event E] [--at MS] [--json]
+
+        Runs the actions the app stored in SUITE under actions_for_{A}_{C} (or actions_for_{A}_{C}_{E}
+        for an event callback), in order, then records events_{A}_{C}[_{E}] = the time (epoch ms). The
+        list is read on every call, so editing it changes what the next callback does.
+
+        Each action's guards are checked first, against the history before this callback:
+        neverTriggerBefore, skipIfAlreadyTriggeredAfter, skipIfAlreadyTriggeredBefore,
+        skipIfAlreadyTriggeredWithinMS, skipIfAlreadyTriggeredBetweenFromDate/ToDate,
+        skipIfLargerEventRecordedAfter, skipIfLargerEventRecordedWithinMS,
+        skipIfLargerEventRecordedSinceIntervalStarted (larger: used-7 > used-6.5).
+
+        Actions performed, as state in SUITE:
+          blockSelection, unblockSelection, resetBlocks   blockedSelectionIds (and lastBlockUpdate)
+          enableBlockAllMode, disableBlockAllMode          isBlockingAll
+          sendNotification                                 groupsync.notification.{identifier}, a pending
+                                                           request ({activityName} etc. filled in)
+          removePendingNotificationRequests,
+          removeAllPendingNotificationRequests             delete those requests
+          removeAllDeliveredNotifications                  groupsync.notifications.removeAllDeliveredAt
+          startMonitoring, stopMonitoring                  groupsync.monitor.{activity}; stopping first
+                                                           deletes the monitor's actions_for_… lists
+        Any other type is reported as unsupported and not run.
+
+          --suite SUITE       the App Group suite holding the actions and events
+          --activity A        the monitor's activity name (no '_')
+          --callback C        intervalDidStart, intervalDidEnd, eventDidReachThreshold,
+                              intervalWillStartWarning, intervalWillEndWarning,
+                              eventWillReachThresholdWarning
+          --event E           the event, for eventDidReachThreshold and eventWillReachThresholdWarning
+          --at MS             when the callback fired (epoch ms; default now)
+          --json              one object: suite, activity, callback, event (if any), actionsKey, eventsKey, firedAt,
+                              actions [{index, type, outcome, detail}], notifications
+        \(homeHelp)
+        """
+    static let flags = FlagSpec.with(valued: ["--suite", "--activity", "--callback", "--event", "--at"], switches: ["--json"])
+
+    static func run(_ arguments: ParsedArguments, _ invocation: Invocation) throws(CLIError) {
+        _ = try arguments.positionals()
+        guard let suite = arguments.value("--suite") else { throw .usage("missing --suite SUITE") }
+        guard let activity = arguments.value("--activity") else { throw .usage("missing --activity A") }
+        guard let callbackName = arguments.value("--callback") else { throw .usage("missing --callback C") }
+        do { try Store.validate(suite: suite, key: "-") } catch { throw error.asCLIError }
+        if let problem = ActivityNames.problem(with: activity, what: "activity") { throw .badInput(problem) }
+        guard let callback = MonitorCallback(rawValue: callbackName) else {
+            throw .badInput("'\(callbackName)' is not a monitor callback: use one of \(MonitorCallback.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        let event = arguments.value("--event")
+        if callback.takesEvent && event == nil { throw .usage("\(callbackName) needs --event E") }
+        if !callback.takesEvent && event != nil { throw .usage("\(callbackName) takes no --event") }
+        if let event, let problem = ActivityNames.problem(with: event, what: "event") { throw .badInput(problem) }
+        let at = try arguments.value("--at").map { text throws(CLIError) in Double(try UsageCommand.epochMillis(text, flag: "--at")) }
+            ?? Double(WallClock.nowMillis())
+
+        let context = try DeviceContext.open(home: invocation.home(arguments))
+        let call = CallbackInvocation(activity: activity, callback: callback, event: event)
+        let plan: ActionPlan
+        do {
+            plan = try context.store.update(suite: suite) { entries throws(StoreError) -> (changes: [String: SuiteChange], result: ActionPlan) in
+                var values: [String: Value] = [:]
+                for entry in entries { if let value = entry.value { values[entry.key] = value } }
+                let plan = ActionRunner.plan(call, suite: values, now: at)
+                return (plan.changes, plan)
+            }
+        } catch { throw error.asCLIError }
+
+        if arguments.has("--json") {
+            var o = JSONObject()
+            o.add("suite", suite)
+            o.add("activity", activity)
+            o.add("callback", callback.rawValue)
+            if let event { o.add("event", event) }
+            o.add("actionsKey", call.actionsKey)
+            o.add("eventsKey", call.eventsKey)
+            o.add("firedAt", .double(at))
+            if let problem = plan.actionsProblem { o.add("problem", problem) }
+            o.add("actions", .array(plan.reports.map { r in
+                .dictionary(["index": .int(Int64(r.index)), "type": .string(r.type), "outcome": .string(r.outcome.rawValue), "detail": .string(r.detail)])
+            }))
+            o.add("notifications", .array(plan.notifications.map(Value.string)))
+            Console.out(o.text)
+            return
+        }
+        if let problem = plan.actionsProblem {
+            Console.out(problem)
+        } else if plan.actionCount == 0 {
+            Console.out("no actions stored under \(call.actionsKey); recorded \(call.eventsKey)")
+        } else {
+            for r in plan.reports { Console.out("\(r.index) \(r.type): \(r.outcome.rawValue): \(r.detail)") }
+            Console.out("recorded \(call.eventsKey)")
+        }
+    }
+}

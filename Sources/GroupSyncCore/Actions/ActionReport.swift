@@ -1,0 +1,39 @@
+/// What became of one stored action when its callback fired.
+public struct ActionReport: Equatable, Sendable {
+    public enum Outcome: String, Sendable {
+        /// It ran: its effect is in the suite.
+        case done
+        /// A guard held it back.
+        case skipped
+        /// GroupSync does not perform this type (yet): reported, never silently dropped.
+        case unsupported
+        /// The action is malformed (no type, a missing field, an unknown selection).
+        case invalid
+    }
+
+    public var index: Int
+    public var type: String
+    public var outcome: Outcome
+    public var detail: String
+
+    public init(index: Int, type: String, outcome: Outcome, detail: String) {
+        self.index = index
+        self.type = type
+        self.outcome = outcome
+        self.detail = detail
+    }
+}
+
+/// Everything one callback does: the reports, the suite changes to make, and the notifications it
+/// asked for (recorded as pending requests until the notifier exists).
+public struct ActionPlan: Equatable, Sendable {
+    public var invocation: CallbackInvocation
+    public var firedAt: Double
+    /// `nil` when no actions are stored for the callback; a message when the stored value is not a list.
+    public var actionsProblem: String?
+    public var actionCount: Int
+    public var reports: [ActionReport] = []
+    public var changes: [String: SuiteChange] = [:]
+    /// Identifiers of the notifications requested, in order.
+    public var notifications: [String] = []
+}

@@ -1,0 +1,167 @@
+/// Plans what a monitor callback does to an App Group suite: pure, from the suite's values and the time.
+///
+/// The stored list is read afresh on every callback, so editing it changes what the next callback
+/// does without restarting anything. Actions run in order, each seeing the effects of those before
+/// it; the callback's `events_…` key is recorded after them, as the monitor extension does.
+public enum ActionRunner {
+    public static func plan(_ invocation: CallbackInvocation, suite values: [String: Value], now: Double) -> ActionPlan {
+        var run = Execution(state: values, plan: ActionPlan(invocation: invocation, firedAt: now, actionCount: 0))
+        let history = FiredEventHistory(values: values)
+        switch values[invocation.actionsKey] {
+        case nil: break
+        case .array(let actions)?:
+            run.plan.actionCount = actions.count
+            for (index, raw) in actions.enumerated() {
+                guard case .dictionary(let action) = raw else {
+                    run.plan.reports.append(ActionReport(index: index + 1, type: "?", outcome: .invalid, detail: "not a dictionary"))
+                    continue
+                }
+                guard case .string(let type)? = action["type"], !type.isEmpty else {
+                    run.plan.reports.append(ActionReport(index: index + 1, type: "?", outcome: .invalid, detail: "no type"))
+                    continue
+                }
+                if let reason = ActionGuards(action: action).skipReason(for: invocation, now: now, history: history) {
+                    run.plan.reports.append(ActionReport(index: index + 1, type: type, outcome: .skipped, detail: reason))
+                    continue
+                }
+                let (outcome, detail) = run.perform(type, action, invocation, now)
+                run.plan.reports.append(ActionReport(index: index + 1, type: type, outcome: outcome, detail: detail))
+            }
+        case .some(let other):
+            run.plan.actionsProblem = "\(invocation.actionsKey) holds a \(other.typeName), not a list of actions; nothing was run"
+        }
+        run.change(invocation.eventsKey, .set(.double(now)))
+        return run.plan
+    }
+}
+
+/// One callback's run: the suite as the actions so far left it, and the plan being built.
+private struct Execution {
+    var state: [String: Value]
+    var plan: ActionPlan
+
+    mutating func change(_ key: String, _ change: SuiteChange) {
+        plan.changes[key] = change
+        switch change {
+        case .set(let value): state[key] = value
+        case .delete: state[key] = nil
+        }
+    }
+
+    mutating func perform(_ type: String, _ action: [String: Value], _ invocation: CallbackInvocation, _ now: Double) -> (ActionReport.Outcome, String) {
+        let triggeredBy = invocation.actionsKey
+        switch type {
+        case "blockSelection", "unblockSelection":
+            guard case .string(let id)? = action["familyActivitySelectionId"] else { return (.invalid, "no familyActivitySelectionId") }
+            guard case .dictionary(let known)? = state[AppGroupState.selectionIDs], known[id] != nil else {
+                return (.invalid, "no selection '\(id)' in \(AppGroupState.selectionIDs)")
+            }
+            var blocked = blockedIDs(state)
+            if type == "blockSelection" {
+                blocked.insert(id)
+                if case .string(let shield)? = action["shieldId"], let config = state[AppGroupState.shieldConfiguration(shield)] {
+                    change(AppGroupState.fallbackShieldConfiguration, .set(config))
+                }
+            } else {
+                blocked.remove(id)
+            }
+            setBlocked(blocked, triggeredBy: triggeredBy, now: now)
+            return (.done, type == "blockSelection" ? "blocked '\(id)'" : "unblocked '\(id)'")
+        case "resetBlocks":
+            setBlocked([], triggeredBy: triggeredBy, now: now)
+            change(AppGroupState.currentBlockedSelection, .delete)
+            return (.done, "no selection blocked")
+        case "enableBlockAllMode":
+            change(AppGroupState.isBlockingAll, .set(.bool(true)))
+            return (.done, "blocking everything")
+        case "disableBlockAllMode":
+            change(AppGroupState.isBlockingAll, .delete)
+            return (.done, "block-all mode off")
+        case "sendNotification":
+            guard case .dictionary(let payload)? = action["payload"] else { return (.invalid, "no payload") }
+            var request = payload
+            for field in ["title", "subtitle", "body"] {
+                if case .string(let text)? = payload[field] { request[field] = .string(NotificationText.fill(text, invocation.placeholders)) }
+            }
+            let identifier: String
+            if case .string(let given)? = payload["identifier"] { identifier = given } else { identifier = "\(triggeredBy)@\(Int64(now))" }
+            guard !identifier.isEmpty, identifier.utf8.count <= 200, !identifier.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
+                return (.invalid, "the notification identifier must be 1 to 200 bytes without control characters")
+            }
+            request["identifier"] = .string(identifier)
+            request["requestedAt"] = .double(now)
+            request["triggeredBy"] = .string(triggeredBy)
+            request["status"] = .string("pending")
+            change(AppGroupState.notificationKey(identifier), .set(.dictionary(request)))
+            plan.notifications.append(identifier)
+            return (.done, "notification '\(identifier)' requested (pending until the notifier delivers it)")
+        case "removeAllDeliveredNotifications":
+            change(AppGroupState.removeAllDeliveredAt, .set(.double(now)))
+            return (.done, "delivered notifications to be removed")
+        case "removePendingNotificationRequests":
+            guard case .array(let items)? = action["identifiers"] else { return (.invalid, "no identifiers") }
+            let identifiers = items.compactMap { if case .string(let s) = $0 { s } else { nil } }
+            let present = identifiers.filter { state[AppGroupState.notificationKey($0)] != nil }
+            for id in present { change(AppGroupState.notificationKey(id), .delete) }
+            return (.done, "removed \(present.count) pending request\(present.count == 1 ? "" : "s")")
+        case "removeAllPendingNotificationRequests":
+            let keys = state.keys.filter { $0.hasPrefix(AppGroupState.notificationPrefix) }.sorted()
+            for key in keys { change(key, .delete) }
+            return (.done, "removed \(keys.count) pending request\(keys.count == 1 ? "" : "s")")
+        case "startMonitoring":
+            let name: String
+            if case .string(let given)? = action["activityName"] { name = given } else { name = invocation.activity }
+            if let problem = ActivityNames.problem(with: name, what: "activity") { return (.invalid, problem) }
+            change(AppGroupState.monitorKey(name), .set(.dictionary([
+                "activityName": .string(name), "status": .string("monitoring"), "startedAt": .double(now),
+                "triggeredBy": .string(triggeredBy), "request": .dictionary(action),
+            ])))
+            return (.done, "monitoring '\(name)'")
+        case "stopMonitoring":
+            var names: [String] = []
+            if case .array(let items)? = action["activityNames"] { names = items.compactMap { if case .string(let s) = $0 { s } else { nil } } }
+            else if case .string(let one)? = action["activityName"] { names = [one] }
+            else { names = [invocation.activity] }
+            if let bad = names.lazy.compactMap({ ActivityNames.problem(with: $0, what: "activity") }).first { return (.invalid, bad) }
+            var cleared = 0
+            for name in names {
+                // Clear the monitor's actions *before* stopping it: stopping fires intervalDidEnd as if
+                // the schedule had ended (seed, section 7), and with no actions left it does nothing.
+                for key in state.keys.filter({ $0.hasPrefix("actions_for_\(name)_") }).sorted() {
+                    change(key, .delete)
+                    cleared += 1
+                }
+                change(AppGroupState.monitorKey(name), .set(.dictionary([
+                    "activityName": .string(name), "status": .string("stopped"), "stoppedAt": .double(now),
+                    "triggeredBy": .string(triggeredBy),
+                ])))
+            }
+            return (.done, "cleared \(cleared) action list\(cleared == 1 ? "" : "s"), then stopped \(names.map { "'\($0)'" }.joined(separator: ", "))")
+        default:
+            return (.unsupported, "GroupSync does not perform '\(type)'; it was not run")
+        }
+    }
+
+    func blockedIDs(_ state: [String: Value]) -> Set<String> {
+        guard case .array(let items)? = state[AppGroupState.blockedSelectionIDs] else { return [] }
+        return Set(items.compactMap { if case .string(let s) = $0 { s } else { nil } })
+    }
+
+    mutating func setBlocked(_ ids: Set<String>, triggeredBy: String, now: Double) {
+        let list = Value.array(ids.sorted().map(Value.string))
+        change(AppGroupState.blockedSelectionIDs, .set(list))
+        change(AppGroupState.lastBlockUpdate, .set(.dictionary(["triggeredBy": .string(triggeredBy), "at": .double(now), "blockedSelectionIds": list])))
+    }
+}
+
+/// Notification texts with `{activityName}`, `{callbackName}` and `{eventName}` filled in. A known
+/// placeholder with no value (no event) becomes its own name; an unknown one is left as it is.
+public enum NotificationText {
+    public static func fill(_ text: String, _ placeholders: [String: String?]) -> String {
+        var out = text
+        for (name, value) in placeholders.sorted(by: { $0.key < $1.key }) {
+            out = out.replacing("{\(name)}", with: value ?? name)
+        }
+        return out
+    }
+}

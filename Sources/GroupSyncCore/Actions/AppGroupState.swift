@@ -1,0 +1,20 @@
+/// The keys actions keep their effects under, in the App Group's own suite.
+///
+/// Selections are opaque tokens GroupSync cannot combine, so blocking is kept as the set of blocked
+/// selection IDs (`blockedSelectionIds`) beside the library's `isBlockingAll`; monitors and pending
+/// notification requests get one key each, so two devices acting on different ones never collide.
+public enum AppGroupState {
+    public static let selectionIDs = "familyActivitySelectionIds"
+    public static let blockedSelectionIDs = "blockedSelectionIds"
+    public static let currentBlockedSelection = "currentBlockedSelection"
+    public static let isBlockingAll = "isBlockingAll"
+    public static let lastBlockUpdate = "lastBlockUpdate"
+    public static let fallbackShieldConfiguration = "shieldConfiguration"
+    public static let notificationPrefix = "groupsync.notification."
+    public static let removeAllDeliveredAt = "groupsync.notifications.removeAllDeliveredAt"
+    public static let monitorPrefix = "groupsync.monitor."
+
+    public static func notificationKey(_ identifier: String) -> String { notificationPrefix + identifier }
+    public static func monitorKey(_ activity: String) -> String { monitorPrefix + activity }
+    public static func shieldConfiguration(_ shieldID: String) -> String { "shieldConfiguration_\(shieldID)" }
+}

@@ -1,0 +1,127 @@
+/// What the daemon's balance agent does on every change: spread quota slices to new members, answer
+/// requests, refund expired day rights to devices that dipped into earned minutes, and keep idle
+/// rights spread over the connected devices so each could spend an even share if it went offline.
+///
+/// Every step hands on only what this device holds and writes only keys it owns; when everything is
+/// balanced it writes nothing, so the agent's own writes settle instead of waking it forever.
+extension BalanceBook {
+    /// Below this, moving rights is not worth a write: one usage threshold step.
+    public static let smallestTransferMs: Int64 = 15_000
+
+    /// One pass of the agent. `connected`: the peers with a live session now.
+    public mutating func rebalance(connected: Set<DeviceID>) {
+        register()
+        settleUsage()
+        spreadQuota()
+        answerRequests()
+        refundExpiredDays()
+        spreadIdleRights(connected: connected)
+    }
+
+    /// Gives this device's quota slices above an even share to members below it, from `nextGiftDay`.
+    mutating func spreadQuota() {
+        guard let root = ledger.root, !ledger.members.isEmpty else { return }
+        let fair = QuotaSlices.total / Int64(ledger.members.count)
+        var mine = ledger.slices(of: me, on: nil)
+        guard mine.count > fair else { return }
+        let fromDay = nextGiftDay
+        var gifts: [QuotaGift] = []
+        for member in ledger.members.keys.sorted() where member != me {
+            let theirs = ledger.slices(of: member, on: nil).count
+            let n = min(fair - theirs, mine.count - fair)
+            guard n > 0 else { continue }
+            for range in mine.top(n).ranges {
+                gifts.append(QuotaGift(to: member, root: root, slices: range, fromDay: fromDay))
+                mine.subtract(range)
+            }
+        }
+        if !gifts.isEmpty { ledger.addGifts(gifts, by: me) }
+    }
+
+    /// Hands requesting devices what they lack, as far as this device holds it (unless it is asking too).
+    mutating func answerRequests() {
+        guard !ledger.hasActiveRequest(me, today: today) else { return }
+        for (device, request) in ledger.requests.sorted(by: { $0.key < $1.key }) where device != me && ledger.hasActiveRequest(device, today: today) {
+            let needMs = request.holdMs - ledger.heldMs(of: device, today: today)
+            if needMs > 0 { give(min(needMs, ledger.heldMs(of: me, today: today)), to: device) }
+            let needSlots = request.slots - ledger.freeSlots(of: device, today: today)
+            let slots = min(needSlots, ledger.freeSlots(of: me, today: today))
+            if slots > 0 {
+                freezeDraw(today)
+                var transfer = ledger.dayTransfers[me]?[device]?[today] ?? DayTransfer()
+                transfer.slots += slots
+                ledger.setDayTransfer(transfer, from: me, to: device, day: today)
+            }
+        }
+    }
+
+    /// Hands `ms` to `device`: today's day rights first (they expire tonight), then earned rights.
+    mutating func give(_ ms: Int64, to device: DeviceID) {
+        guard ms > 0 else { return }
+        let fromDay = min(ms, ledger.dayHeldMs(of: me, today: today))
+        if fromDay > 0 { giveDayRights(fromDay, to: device, day: today) }
+        let fromEarned = min(ms - fromDay, max(0, ledger.earnedHeldMs(of: me, today: today)))
+        if fromEarned > 0 { ledger.setEarnedTransfer((ledger.earnedTransfers[me]?[device] ?? 0) + fromEarned, from: me, to: device) }
+    }
+
+    mutating func giveDayRights(_ ms: Int64, to device: DeviceID, day: CivilDate) {
+        freezeDraw(day)
+        var transfer = ledger.dayTransfers[me]?[device]?[day] ?? DayTransfer()
+        transfer.ms += ms
+        ledger.setDayTransfer(transfer, from: me, to: device, day: day)
+    }
+
+    /// After a partition one device may have dipped into earned minutes while another's day rights
+    /// expired unused. Spending takes the day's allowance first, so the expired rights are handed to
+    /// the device that overflowed, which gives its earned minutes back. Expired rights are worth
+    /// nothing else, so this is safe even towards a device that is not connected.
+    mutating func refundExpiredDays() {
+        var overflowing: [CivilDate: [DeviceID]] = [:]
+        for device in ledger.devices where device != me {
+            for day in ledger.spendDays(of: device) where day < today && ledger.overflowMs(of: device, on: day, today: today) > 0 {
+                overflowing[day, default: []].append(device)
+            }
+        }
+        for (day, devices) in overflowing.sorted(by: { $0.key < $1.key }) {
+            var leftover = ledger.dayRightsMs(of: me, on: day, today: today) - ledger.spentMs(of: me, on: day)
+            for device in devices.sorted() where leftover > 0 {
+                let amount = min(leftover, ledger.overflowMs(of: device, on: day, today: today))
+                giveDayRights(amount, to: device, day: day)
+                leftover -= amount
+            }
+        }
+    }
+
+    /// Evens out today's idle day rights and earned rights over the connected members. Each device
+    /// above the mean gives its proportional part of every deficit, so devices acting on the same
+    /// view hand over exactly the deficit between them, not once each.
+    mutating func spreadIdleRights(connected: Set<DeviceID>) {
+        guard !ledger.hasActiveRequest(me, today: today) else { return }
+        let group = connected.filter { ledger.members[$0] != nil }.union([me]).sorted()
+        guard group.count > 1 else { return }
+        for pool in [Pool.day, .earned] {
+            let held = group.map { heldIn(pool, of: $0) }
+            let mean = held.reduce(0, +) / Int64(group.count)
+            let mySurplus = held[group.firstIndex(of: me)!] - mean
+            guard mySurplus >= Self.smallestTransferMs else { continue }
+            let totalSurplus = held.filter { $0 > mean }.reduce(0) { $0 + ($1 - mean) }
+            for (device, amount) in zip(group, held) where device != me && mean - amount >= Self.smallestTransferMs {
+                let part = (mean - amount) * mySurplus / totalSurplus
+                guard part >= Self.smallestTransferMs else { continue }
+                switch pool {
+                case .day: giveDayRights(part, to: device, day: today)
+                case .earned: ledger.setEarnedTransfer((ledger.earnedTransfers[me]?[device] ?? 0) + part, from: me, to: device)
+                }
+            }
+        }
+    }
+
+    private enum Pool { case day, earned }
+
+    private func heldIn(_ pool: Pool, of device: DeviceID) -> Int64 {
+        switch pool {
+        case .day: ledger.dayHeldMs(of: device, today: today)
+        case .earned: max(0, ledger.earnedHeldMs(of: device, today: today))
+        }
+    }
+}

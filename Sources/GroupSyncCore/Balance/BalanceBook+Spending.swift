@@ -1,0 +1,71 @@
+/// The user's operations: spend, earn, extend, and asking connected peers for rights.
+extension BalanceBook {
+    /// Spends up to `ms` of what this device holds (today's rights first, then earned) and returns how
+    /// much it spent. Never more than held: going offline cannot buy extra minutes.
+    @discardableResult
+    public mutating func spend(_ ms: Int64) -> Int64 {
+        register()
+        let amount = min(max(0, ms), ledger.heldMs(of: me, today: today))
+        if amount > 0 {
+            var record = ownRecord(today)
+            record.spentMs += amount
+            record.lastSpendAt = nowMillis
+            ledger.setDayRecord(record, of: me, day: today)
+        }
+        withdrawRequest()
+        return amount
+    }
+
+    /// Adds earned minutes (e.g. push-ups) on this device; they carry over from day to day.
+    public mutating func earn(_ ms: Int64, reason: String) {
+        register()
+        var record = ledger.earned[me] ?? EarnedRecord()
+        record.ms += max(0, ms)
+        record.count += 1
+        record.lastAt = nowMillis
+        record.lastReason = reason
+        ledger.setEarned(record, of: me)
+    }
+
+    public enum ExtendOutcome: Equatable, Sendable {
+        /// Granted: now `extensionsToday` of `max`, adding `addedMs`.
+        case granted(extensionsToday: Int64, max: Int64, addedMs: Int64)
+        /// Every extension of the day is used.
+        case capReached(used: Int64, max: Int64)
+        /// Extensions are left, but their slots are held by devices this one cannot reach now.
+        case noSlotHere(used: Int64, max: Int64)
+    }
+
+    /// Grants one puzzle extension for today if the daily cap allows and this device holds a slot.
+    /// Slots are escrowed like minutes, so two offline devices cannot both take the last extension.
+    public mutating func extend() -> ExtendOutcome {
+        register()
+        let used = summary.extensionsToday
+        let cap = ledger.policy.maxExtensions
+        guard used < cap else { return .capReached(used: used, max: cap) }
+        guard ledger.freeSlots(of: me, today: today) > 0 else { return .noSlotHere(used: used, max: cap) }
+        var record = ownRecord(today)
+        record.extensions += 1
+        record.extensionMs += ledger.policy.extensionMs
+        record.lastExtendAt = nowMillis
+        ledger.setDayRecord(record, of: me, day: today)
+        withdrawRequest()
+        return .granted(extensionsToday: used + 1, max: cap, addedMs: ledger.policy.extensionMs)
+    }
+
+    /// Asks connected peers to hand this device enough rights to hold `holdMs` and `slots` free slots.
+    public mutating func request(holdMs: Int64, slots: Int64 = 0) {
+        register()
+        let request = RightsRequest(day: today, holdMs: max(0, holdMs), slots: max(0, slots),
+                                    spentBase: ledger.spentMs(of: me, on: today),
+                                    extensionsBase: ledger.days[me]?[today]?.extensions ?? 0, at: nowMillis)
+        ledger.setRequest(request, of: me)
+    }
+
+    /// Clears an open request: after an attempt, peers must stop sending for it.
+    public mutating func withdrawRequest() {
+        guard let open = ledger.requests[me], open.holdMs > 0 || open.slots > 0 else { return }
+        ledger.setRequest(RightsRequest(day: open.day, holdMs: 0, slots: 0, spentBase: open.spentBase,
+                                        extensionsBase: open.extensionsBase, at: nowMillis), of: me)
+    }
+}

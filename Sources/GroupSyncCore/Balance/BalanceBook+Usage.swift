@@ -1,0 +1,92 @@
+/// Usage thresholds become spending: the usage of each monitor (its highest genuine threshold) is
+/// paid for once, out of the rights of the devices that recorded it.
+///
+/// Who pays: every device that records an event of a monitor keeps a charge for it, filed under the
+/// monitor's day. The *owner* (the smallest such device ID) tops the total up to the usage, or lowers
+/// its own charge when others already paid; the others only ever add what nobody has paid for yet, and
+/// never keep more than the usage. So the same event reported twice, or by two devices on both sides of
+/// a partition, is paid once when they meet (with two devices exactly; with three or more reporting the
+/// same monitor in overlapping partitions, an excess stays charged, never a shortfall).
+public struct UsageRecordOutcome: Equatable, Sendable {
+    public var monitor: MonitorID
+    public var event: String
+    public var eventMs: Int64
+    /// The event was already recorded (by this device or another): it changes nothing.
+    public var duplicate: Bool
+    public var verdict: UsageVerdict
+    /// How much this device's charge for the monitor moved (negative: rights given back).
+    public var chargedMs: Int64
+    /// Genuine usage that no device has paid for yet (this device lacked the rights).
+    public var uncoveredMs: Int64
+
+    /// Whether this event counts as genuine usage.
+    public var counted: Bool { !verdict.phantomBurst && !verdict.tooEarly.contains(event) }
+}
+
+extension BalanceBook {
+    /// Records a threshold event as the monitor delivered it and pays for any new genuine usage.
+    public mutating func recordUsage(monitor: MonitorID, threshold: UsageThresholdName, at: Int64) -> UsageRecordOutcome {
+        register()
+        let duplicate = ledger.fired[monitor]?[threshold.name] != nil
+        if !duplicate {
+            ledger.recordFired(FiredThreshold(monitor: monitor, event: threshold.name, usedMs: threshold.usedMs, at: at))
+        }
+        if ledger.charges[me]?[monitor] == nil {
+            let day = min(calendar.day(atUTCMillis: monitor.armedAt), today)
+            ledger.setCharge(UsageCharge(activity: monitor.activity, armedAt: monitor.armedAt, day: day, ms: 0, at: 0), of: me)
+        }
+        let before = ledger.charges[me]?[monitor]?.ms ?? 0
+        settleCharge(monitor)
+        let after = ledger.charges[me]?[monitor]?.ms ?? 0
+        let verdict = usageVerdict(monitor)
+        return UsageRecordOutcome(monitor: monitor, event: threshold.name, eventMs: threshold.usedMs, duplicate: duplicate,
+                                  verdict: verdict, chargedMs: after - before, uncoveredMs: uncoveredMs(monitor))
+    }
+
+    public func usageVerdict(_ monitor: MonitorID) -> UsageVerdict {
+        UsageVerdict(events: Array((ledger.fired[monitor] ?? [:]).values), armedAt: monitor.armedAt)
+    }
+
+    /// Genuine usage of `monitor` that no device has paid for (as this device sees it).
+    public func uncoveredMs(_ monitor: MonitorID) -> Int64 {
+        let paid = ledger.charges.values.reduce(0) { $0 + ($1[monitor]?.ms ?? 0) }
+        return max(0, usageVerdict(monitor).usedMs - paid)
+    }
+
+    /// How far back the agent keeps settling charges: a fresh monitor is armed every session, so
+    /// settling them all on every change would grow without end; older ones are settled when a device
+    /// records an event for them.
+    public static let settlingWindowDays: Int64 = 14
+
+    /// Settles this device's charge for every recent monitor it recorded (the agent runs this on each change).
+    public mutating func settleUsage() {
+        let oldest = CivilDate(ordinal: today.ordinal - Self.settlingWindowDays)
+        for (monitor, charge) in (ledger.charges[me] ?? [:]).sorted(by: { $0.key < $1.key }) where charge.day >= oldest {
+            settleCharge(monitor)
+        }
+    }
+
+    /// Moves this device's charge for `monitor` toward its part of the usage, as far as its rights allow.
+    mutating func settleCharge(_ monitor: MonitorID) {
+        guard var mine = ledger.charges[me]?[monitor] else { return }
+        let usage = usageVerdict(monitor).usedMs
+        let payers = ledger.charges.filter { $0.value[monitor] != nil }.map(\.key)
+        let others = ledger.charges.filter { $0.key != me }.reduce(0) { $0 + ($1.value[monitor]?.ms ?? 0) }
+        let target = payers.min() == me ? max(0, usage - others) : min(usage, max(mine.ms, usage - others))
+        var ms = target
+        if target > mine.ms { ms = mine.ms + min(target - mine.ms, available(on: mine.day)) }
+        guard ms != mine.ms else { return }
+        if ms > mine.ms { mine.at = nowMillis }
+        mine.ms = ms
+        freezeDraw(mine.day)
+        ledger.setCharge(mine, of: me)
+    }
+
+    /// What this device may still spend for usage filed under `day`: today, what it holds; for an
+    /// earlier day, that day's unspent rights (the usage happened then) and its earned minutes.
+    func available(on day: CivilDate) -> Int64 {
+        if day >= today { return ledger.heldMs(of: me, today: today) }
+        let leftover = max(0, ledger.dayRightsMs(of: me, on: day, today: today) - ledger.spentMs(of: me, on: day))
+        return leftover + max(0, ledger.earnedHeldMs(of: me, today: today))
+    }
+}

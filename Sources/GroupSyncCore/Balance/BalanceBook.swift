@@ -1,0 +1,74 @@
+/// The balance as one device acts on it: the ledger it sees, who it is, and what time it is.
+///
+/// Every operation changes the ledger in memory and marks the keys to write; the shell reads the
+/// suite, runs one operation and writes `ledger.writes` in one store transaction, so two processes
+/// on the same machine cannot both spend the same rights.
+public struct BalanceBook: Sendable {
+    public var ledger: BalanceLedger
+    public let me: DeviceID
+    public let nowMillis: Int64
+    public let calendar: LocalCalendar
+    /// Devices this one is paired with, and whether it has read each one's history at least once:
+    /// only then would it know of an existing founder (see `Membership`).
+    public let paired: Set<DeviceID>
+    public let syncedWithAllPaired: Bool
+
+    public init(ledger: BalanceLedger, me: DeviceID, nowMillis: Int64, calendar: LocalCalendar,
+                paired: Set<DeviceID> = [], syncedWithAllPaired: Bool = true) {
+        self.ledger = ledger
+        self.me = me
+        self.nowMillis = nowMillis
+        self.calendar = calendar
+        self.paired = paired
+        self.syncedWithAllPaired = syncedWithAllPaired
+    }
+
+    public var today: CivilDate { calendar.day(atUTCMillis: nowMillis) }
+
+    public var writes: [String: Value] { ledger.writes }
+
+    /// Today's picture, as this device sees it.
+    public var summary: BalanceSummary { BalanceSummary(ledger: ledger, me: me, today: today, calendar: calendar) }
+
+    // MARK: Membership
+
+    /// Joins the balance (once), founding it if this device is the one that should (see `Membership`).
+    public mutating func register() {
+        let knownFounder = ledger.members.values.contains(where: \.founder)
+        let candidates = Set(ledger.members.keys).union(paired).union([me])
+        let shouldFound = !knownFounder && syncedWithAllPaired && candidates.min() == me
+        if let membership = ledger.members[me] {
+            if !membership.founder && shouldFound { ledger.setMembership(Membership(joinedAt: membership.joinedAt, founder: true), of: me) }
+        } else {
+            ledger.setMembership(Membership(joinedAt: nowMillis, founder: shouldFound), of: me)
+        }
+    }
+
+    // MARK: Own records
+
+    /// This device's record for `day`, with its draw filled in: drawn at the current share if the day
+    /// has no record yet, raised to it if the day is today.
+    func ownRecord(_ day: CivilDate) -> DeviceDayRecord {
+        var record = ledger.days[me]?[day] ?? DeviceDayRecord()
+        record.allowanceMs = ledger.allowanceDrawMs(of: me, on: day, today: today)
+        record.slots = ledger.slotDraw(of: me, on: day, today: today)
+        return record
+    }
+
+    /// Records this device's draw for `day` before it hands on or spends rights from it, so a later
+    /// policy cut cannot shrink a draw that is already in use.
+    mutating func freezeDraw(_ day: CivilDate) {
+        let record = ownRecord(day)
+        if ledger.days[me]?[day] != record { ledger.setDayRecord(record, of: me, day: day) }
+    }
+
+    /// The first day a quota gift by this device may take effect: after every day it has drawn on,
+    /// and not before it owns what it gives.
+    var nextGiftDay: CivilDate {
+        var latest = max(today, ledger.days[me]?.keys.max() ?? today)
+        for (giver, list) in ledger.gifts where giver != me {
+            for gift in list where gift.to == me && gift.fromDay > latest { latest = gift.fromDay.previous }
+        }
+        return latest.next
+    }
+}

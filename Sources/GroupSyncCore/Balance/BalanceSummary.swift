@@ -1,0 +1,54 @@
+/// What `groupsync balance` shows: today's numbers, summed over every device.
+///
+/// `remainingMs = allowanceMs + extensionMs + earnedMs − spentTodayMs`, where `earnedMs` is the
+/// earned balance carried into today, and it never shows below zero.
+public struct BalanceSummary: Equatable, Sendable {
+    public var day: CivilDate
+    public var dayStartMillis: Int64
+    public var dayEndMillis: Int64
+    public var allowanceMs: Int64
+    public var extensionsToday: Int64
+    public var maxExtensions: Int64
+    public var extensionMs: Int64
+    public var earnedMs: Int64
+    public var spentTodayMs: Int64
+    public var remainingMs: Int64
+    /// What this device may spend right now without asking anyone.
+    public var heldHereMs: Int64
+    public var extensionSlotsHere: Int64
+    public var devices: Int
+    /// True once the balance reached zero through spending, until minutes are earned or an extension
+    /// is granted. Derived from replicated records only, so every converged device agrees on it.
+    public var timeUp: Bool
+
+    public init(ledger: BalanceLedger, me: DeviceID, today: CivilDate, calendar: LocalCalendar) {
+        day = today
+        dayStartMillis = calendar.start(of: today)
+        dayEndMillis = calendar.end(of: today)
+        let devices = ledger.devices.union([me])
+        self.devices = ledger.members.count
+        allowanceMs = devices.reduce(0) { $0 + ledger.allowanceDrawMs(of: $1, on: today, today: today) }
+        extensionsToday = devices.reduce(0) { $0 + (ledger.days[$1]?[today]?.extensions ?? 0) }
+        extensionMs = devices.reduce(0) { $0 + (ledger.days[$1]?[today]?.extensionMs ?? 0) }
+        maxExtensions = ledger.policy.maxExtensions
+        earnedMs = devices.reduce(0) { $0 + max(0, ledger.earnedHeldMs(of: $1, today: today, excludingDay: today)) }
+        spentTodayMs = devices.reduce(0) { $0 + ledger.spentMs(of: $1, on: today) }
+        remainingMs = devices.reduce(0) { $0 + ledger.heldMs(of: $1, today: today) }
+        heldHereMs = ledger.heldMs(of: me, today: today)
+        extensionSlotsHere = ledger.freeSlots(of: me, today: today)
+
+        // The latest spend against the latest credit (earning or extension), over all devices.
+        var lastSpend: Int64 = 0, lastCredit: Int64 = 0
+        for (_, byDay) in ledger.days {
+            for record in byDay.values {
+                lastSpend = max(lastSpend, record.lastSpendAt)
+                lastCredit = max(lastCredit, record.lastExtendAt)
+            }
+        }
+        for (_, byMonitor) in ledger.charges { for charge in byMonitor.values where charge.ms > 0 { lastSpend = max(lastSpend, charge.at) } }
+        for record in ledger.earned.values { lastCredit = max(lastCredit, record.lastAt) }
+        timeUp = remainingMs == 0 && lastSpend > 0 && lastSpend >= lastCredit
+    }
+
+    public var remainingMinutes: Double { BalanceAmount.minutes(remainingMs) }
+}

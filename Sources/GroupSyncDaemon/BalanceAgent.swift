@@ -1,0 +1,27 @@
+import GroupSyncCore
+import GroupSyncStore
+
+/// The balance's hands in the daemon: after every committed change on the machine (local or from a
+/// peer) it runs one `BalanceBook.rebalance` pass, which answers peers' requests for rights, spreads
+/// quota and idle rights over the connected devices, and refunds expired day rights after a partition.
+/// A pass that finds everything balanced writes nothing, so its own writes do not keep it awake.
+enum BalanceAgent {
+    /// `store` is the daemon's own connection, which signals nothing by itself: after writing, the
+    /// agent posts the home's change signal, so the sessions send its writes at once (and local
+    /// watchers see them); the next pass then finds nothing to do.
+    static func changed(store: Store, home: Home, connectedPeers: [PeerConnection], log: DaemonLog, nowMillis: Int64) {
+        let connected = Set(connectedPeers.filter { $0.status.isEstablished }.map(\.peer))
+        do {
+            let written = try store.updateBalance(nowMillis: nowMillis) { book -> Int in
+                book.rebalance(connected: connected)
+                return book.writes.count
+            }
+            if written > 0 {
+                ChangeSignal.post(home: home)
+                log.write("event=balance-rebalanced writes=\(written) connected=\(connected.count)")
+            }
+        } catch {
+            log.write("event=balance-failed error=\"\(error)\"")
+        }
+    }
+}

@@ -1,0 +1,36 @@
+import GroupSyncCore
+
+/// Read-modify-write of one suite in a single immediate transaction.
+///
+/// Plain `set` is enough for independent keys, but a decision that depends on what is stored (spend
+/// only what this device holds) must not interleave with another process making the same decision:
+/// two `balance spend` commands on one machine would otherwise both spend the same rights.
+extension Store {
+    /// Runs `decide` on the suite's live entries and makes the changes it returns, all in one
+    /// transaction. Every write gets its own HLC tick, as separate `set`s would; deleting a key that
+    /// is not live writes nothing, as `delete` does.
+    public func update<T>(suite: String, _ decide: ([Entry]) throws(StoreError) -> (changes: [String: SuiteChange], result: T)) throws(StoreError) -> T {
+        let (changed, result) = try database.transaction(immediate: true) { () throws(StoreError) -> (Bool, T) in
+            let decision = try decide(try liveEntries(suite: suite))
+            let writes = decision.changes.sorted(by: { $0.key < $1.key }).map { key, change -> LocalWrite in
+                switch change {
+                case .set(let value): .set(suite: suite, key: key, value: value)
+                case .delete: .delete(suite: suite, key: key)
+                }
+            }
+            for write in writes { try Self.validate(write) }
+            let changed = try writeInTransaction(writes).contains { $0 != nil }
+            return (changed, decision.result)
+        }
+        if changed { didCommit?() }
+        return result
+    }
+
+    /// `update` for planners that only store values.
+    public func update<T>(suite: String, writing decide: ([Entry]) throws(StoreError) -> (writes: [String: Value], result: T)) throws(StoreError) -> T {
+        try update(suite: suite) { entries throws(StoreError) -> (changes: [String: SuiteChange], result: T) in
+            let decision = try decide(entries)
+            return (decision.writes.mapValues { SuiteChange.set($0) }, decision.result)
+        }
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+import GroupSyncCore
+
+/// `groupsync balance` on one device: output, JSON fields, refusals and exit codes.
+@Suite struct BalanceCommandTests {
+    let folder = TemporaryFolder()
+    var cli: GroupSyncBinary { GroupSyncBinary(home: folder.path + "/home") }
+
+    func json(_ arguments: String...) throws -> [String: Value] {
+        let result = try cli.run(arguments)
+        guard result.status == 0, case .dictionary(let object) = try JSONParser.parse(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw FixtureError("\(arguments) failed: \(result.stderr)")
+        }
+        return object
+    }
+
+    @Test func balanceShowsTheFieldsTheIssueAsksFor() throws {
+        try cli.run("init")
+        #expect(try cli.run("balance", "--help").stdout.contains("usage: groupsync balance"))
+        #expect(try cli.run("--help").stdout.contains("  balance "))
+        try cli.run("balance", "policy", "--daily-base", "30", "--extension", "5", "--max-extensions", "1", "--timezone", "Europe/Madrid")
+        let shown = try json("balance", "--json")
+        for field in ["remainingMinutes", "day", "allowanceMinutes", "extensionsToday", "earnedMinutes", "spentTodayMinutes", "timeUp"] {
+            #expect(shown[field] != nil, "balance --json has \(field)")
+        }
+        #expect(shown["remainingMinutes"] == .double(30))
+        #expect(shown["timeZone"] == .string("Europe/Madrid"))
+        let policy = try json("balance", "policy", "--json")
+        #expect(policy["maxExtensions"] == .int(1))
+    }
+
+    @Test func spendEarnAndExtendSayWhatTheyDid() throws {
+        try cli.run("init")
+        try cli.run("balance", "policy", "--daily-base", "10", "--max-extensions", "1")
+        #expect(try cli.run("balance", "earn", "2.5", "--reason", "20 push-ups").stdout.contains("earned 2.5 min"))
+        let spent = try cli.run("balance", "spend", "12")
+        #expect(spent.status == 0)
+        #expect(spent.stdout.hasPrefix("spent 12 of 12 min"), "\(spent.stdout)")
+        let partial = try json("balance", "spend", "5", "--json")
+        #expect(partial["spentMinutes"] == .double(0.5), "spends what may be spent")
+        #expect(partial["remainingMinutes"] == .double(0))
+        #expect(partial["timeUp"] == .bool(true))
+        #expect(try cli.run("balance", "extend").stdout.contains("extension 1 of 1 granted"))
+        #expect(try json("balance", "--json")["timeUp"] == .bool(false))
+        let refused = try cli.run("balance", "extend")
+        #expect(refused.status == 2)
+        #expect(refused.stderr.contains("no extension left today: 1 of 1 used"))
+        let shown = try json("balance", "--json")
+        #expect(shown["remainingMinutes"] == .double(5))
+        #expect(shown["extensionsToday"] == .int(1))
+        #expect(shown["spentTodayMinutes"] == .double(12.5))
+    }
+
+    @Test func badInputIsRefusedWithExitCode2AndNothingWritten() throws {
+        try cli.run("init")
+        for arguments in [["balance", "spend"], ["balance", "spend", "-1"], ["balance", "spend", "abc"], ["balance", "spend", "nan"],
+                          ["balance", "earn", "0"], ["balance", "earn", "99999"], ["balance", "policy", "--max-extensions", "1.5"],
+                          ["balance", "policy", "--timezone", "../../etc/passwd"], ["balance", "policy", "--timezone", "Mars/Olympus"],
+                          ["balance", "policy", "--daily-base", "-3"], ["balance", "fly"], ["balance", "spend", "1", "--reason", "x"],
+                          ["balance", "--daily-base", "3"], ["balance", "extend", "now"]] {
+            let result = try cli.run(arguments)
+            #expect(result.status == 2, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1, "one line: \(result.stderr)")
+        }
+        #expect(try cli.run("list", "groupsync.balance").stdout.isEmpty, "nothing was written")
+        #expect(try GroupSyncBinary(home: folder.path + "/nowhere").run("balance").status == 2, "no home")
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import Testing
+import GroupSyncCore
+
+/// Two devices with real daemons: spending the whole balance while connected, spending on both sides
+/// of a partition, an offline double-spend refused, and exact totals after healing.
+@Suite(.serialized) struct BalanceReplicationTests {
+    func balance(_ device: TestDevice) throws -> [String: Value] {
+        let result = try device.cli.run("balance", "--json")
+        guard result.status == 0, case .dictionary(let object) = try JSONParser.parse(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw FixtureError("balance failed on \(device.name): \(result.stderr)")
+        }
+        return object
+    }
+
+    /// Polls until `check` holds for the device's balance, or 10 s pass.
+    func waitFor(_ device: TestDevice, _ what: String, _ check: ([String: Value]) -> Bool) throws {
+        let start = Date()
+        var last: [String: Value] = [:]
+        while Date().timeIntervalSince(start) < 10 {
+            last = try balance(device)
+            if check(last) { return }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        Issue.record("\(device.name): \(what) never happened; last balance \(last)\n\(device.log)")
+    }
+
+    func spend(_ device: TestDevice, _ minutes: String) throws -> Double {
+        let result = try device.cli.run("balance", "spend", minutes, "--json")
+        guard result.status == 0, case .dictionary(let o) = try JSONParser.parse(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)),
+              case .double(let spent)? = o["spentMinutes"] else { throw FixtureError("spend failed: \(result.stderr)") }
+        return spent
+    }
+
+    @Test func spendsOnBothSidesOfAPartitionAddUpExactlyAndAnOfflineDoubleSpendIsRefused() throws {
+        let folder = TemporaryFolder()
+        let a = try TestDevice("a", in: folder), b = try TestDevice("b", in: folder)
+        for device in [a, b] { try device.start() }
+        try pairAll([a, b])
+        try a.cli.run("balance", "policy", "--daily-base", "60", "--max-extensions", "0")
+        try waitFor(b, "the policy arrives") { $0["allowanceMinutes"] == .double(60) }
+        // The daemons spread the idle allowance: each device holds half.
+        for device in [a, b] { try waitFor(device, "an even share") { $0["heldHereMinutes"] == .double(30) } }
+
+        // Connected: b spends more than it holds; a's daemon hands over the rest at once.
+        #expect(try spend(b, "40") == 40)
+        for device in [a, b] { try waitFor(device, "the spend is seen") { $0["remainingMinutes"] == .double(20) } }
+        for device in [a, b] { try waitFor(device, "the rest is spread again") { $0["heldHereMinutes"] == .double(10) } }
+
+        // Partition: b's daemon goes away. Each side spends what it holds, and no more.
+        b.stop()
+        #expect(try spend(b, "15") == 10)
+        #expect(try spend(b, "5") == 0, "an offline device cannot spend twice")
+        #expect(try spend(a, "15") == 10)
+        #expect(try balance(b)["remainingMinutes"] == .double(10), "b still counts a's share it has not seen spent")
+
+        // Heal: every spend counted once, nothing below zero, time is up everywhere.
+        try b.start()
+        for device in [a, b] {
+            try waitFor(device, "convergence") { $0["spentTodayMinutes"] == .double(60) && $0["remainingMinutes"] == .double(0) }
+            let shown = try balance(device)
+            #expect(shown["timeUp"] == .bool(true))
+            #expect(shown["allowanceMinutes"] == .double(60))
+        }
+    }
+
+    @Test func minutesEarnedOnOneDeviceCanBeSpentOnTheOther() throws {
+        let folder = TemporaryFolder()
+        let a = try TestDevice("a", in: folder), b = try TestDevice("b", in: folder)
+        for device in [a, b] { try device.start() }
+        try pairAll([a, b])
+        try a.cli.run("balance", "policy", "--daily-base", "0", "--max-extensions", "2", "--extension", "5")
+        try waitFor(b, "the policy arrives") { $0["allowanceMinutes"] == .double(0) && $0["devices"] == .int(2) }
+        try a.cli.run("balance", "earn", "12", "--reason", "push-ups")
+        try waitFor(b, "the earning arrives") { $0["earnedMinutes"] == .double(12) }
+        #expect(try spend(b, "12") == 12)
+        // Extensions: both slots may sit on one device; the other asks for one.
+        #expect(try b.cli.run("balance", "extend").status == 0)
+        #expect(try a.cli.run("balance", "extend").status == 0)
+        let third = try a.cli.run("balance", "extend")
+        #expect(third.status == 2)
+        #expect(third.stderr.contains("no extension left today"))
+        for device in [a, b] { try waitFor(device, "two extensions") { $0["extensionsToday"] == .int(2) && $0["remainingMinutes"] == .double(10) } }
+    }
+}

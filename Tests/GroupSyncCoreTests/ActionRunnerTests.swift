@@ -1,0 +1,119 @@
+import Testing
+@testable import GroupSyncCore
+
+/// What a callback does to a suite: actions in order, guards, effects as state, unsupported types reported.
+@Suite struct ActionRunnerTests {
+    let now: Double = 1_790_000_600_000
+    let end = CallbackInvocation(activity: "focus", callback: .intervalDidEnd, event: nil)
+
+    func plan(_ values: [String: Value], _ invocation: CallbackInvocation? = nil) -> ActionPlan {
+        ActionRunner.plan(invocation ?? end, suite: values, now: now)
+    }
+
+    func applying(_ plan: ActionPlan, to values: [String: Value]) -> [String: Value] {
+        var out = values
+        for (key, change) in plan.changes {
+            switch change {
+            case .set(let v): out[key] = v
+            case .delete: out[key] = nil
+            }
+        }
+        return out
+    }
+
+    @Test func theCallbackIsRecordedInEpochMillisecondsAfterTheActions() {
+        let result = plan([:])
+        #expect(result.actionCount == 0)
+        #expect(result.changes == ["events_focus_intervalDidEnd": .set(.double(now))])
+        let threshold = CallbackInvocation(activity: "focus", callback: .eventDidReachThreshold, event: "used-0.25")
+        #expect(threshold.actionsKey == "actions_for_focus_eventDidReachThreshold_used-0.25")
+        #expect(plan([:], threshold).changes["events_focus_eventDidReachThreshold_used-0.25"] == .set(.double(now)))
+    }
+
+    @Test func blockingKeepsTheSetOfBlockedSelections() {
+        var values: [String: Value] = [
+            AppGroupState.selectionIDs: .dictionary(["social": .string("opaque"), "games": .string("opaque")]),
+            "shieldConfiguration_strict": .dictionary(["title": .string("No")]),
+            end.actionsKey: .array([
+                .dictionary(["type": .string("blockSelection"), "familyActivitySelectionId": .string("social"), "shieldId": .string("strict")]),
+                .dictionary(["type": .string("blockSelection"), "familyActivitySelectionId": .string("games")]),
+                .dictionary(["type": .string("unblockSelection"), "familyActivitySelectionId": .string("social")]),
+            ]),
+        ]
+        let result = plan(values)
+        #expect(result.reports.map(\.outcome) == [.done, .done, .done])
+        values = applying(result, to: values)
+        #expect(values[AppGroupState.blockedSelectionIDs] == .array([.string("games")]))
+        #expect(values[AppGroupState.fallbackShieldConfiguration] == .dictionary(["title": .string("No")]))
+        values[end.actionsKey] = .array([.dictionary(["type": .string("resetBlocks")]), .dictionary(["type": .string("enableBlockAllMode")])])
+        values = applying(plan(values), to: values)
+        #expect(values[AppGroupState.blockedSelectionIDs] == .array([]))
+        #expect(values[AppGroupState.isBlockingAll] == .bool(true))
+    }
+
+    @Test func notificationsAreRecordedAsPendingRequestsWithPlaceholdersFilled() {
+        let threshold = CallbackInvocation(activity: "focus", callback: .eventDidReachThreshold, event: "used-5")
+        var values: [String: Value] = [threshold.actionsKey: .array([
+            .dictionary(["type": .string("sendNotification"), "payload": .dictionary([
+                "identifier": .string("countdown"), "title": .string("{activityName}: {eventName}"),
+                "body": .string("{callbackName} {nope}"), "interruptionLevel": .string("passive"),
+            ])]),
+            .dictionary(["type": .string("removeAllDeliveredNotifications")]),
+        ])]
+        let result = plan(values, threshold)
+        #expect(result.notifications == ["countdown"])
+        guard case .set(.dictionary(let request))? = result.changes[AppGroupState.notificationKey("countdown")] else {
+            Issue.record("no request")
+            return
+        }
+        #expect(request["title"] == .string("focus: used-5"))
+        #expect(request["body"] == .string("eventDidReachThreshold {nope}"))
+        #expect(request["interruptionLevel"] == .string("passive"))
+        #expect(request["status"] == .string("pending"))
+        #expect(result.changes[AppGroupState.removeAllDeliveredAt] == .set(.double(now)))
+        // A fixed identifier replaces; removing pending requests deletes them.
+        values = applying(result, to: values)
+        values[end.actionsKey] = .array([.dictionary(["type": .string("removePendingNotificationRequests"), "identifiers": .array([.string("countdown"), .string("other")])])])
+        let removal = plan(values)
+        #expect(removal.changes[AppGroupState.notificationKey("countdown")] == .delete)
+        #expect(removal.reports.first?.detail == "removed 1 pending request")
+        #expect(NotificationText.fill("{eventName}", end.placeholders) == "eventName", "no event: the placeholder's name")
+    }
+
+    @Test func stoppingAMonitorClearsItsActionsFirst() {
+        let values: [String: Value] = [
+            "actions_for_focus_intervalDidEnd": .array([.dictionary(["type": .string("blockSelection"), "familyActivitySelectionId": .string("x")])]),
+            "actions_for_focus_eventDidReachThreshold_used-1": .array([]),
+            "actions_for_focusing_intervalDidEnd": .array([]),
+            "actions_for_other_intervalDidStart": .array([.dictionary(["type": .string("stopMonitoring"), "activityNames": .array([.string("focus")])])]),
+        ]
+        let start = CallbackInvocation(activity: "other", callback: .intervalDidStart, event: nil)
+        let result = plan(values, start)
+        #expect(result.reports.first?.outcome == .done)
+        #expect(result.changes["actions_for_focus_intervalDidEnd"] == .delete)
+        #expect(result.changes["actions_for_focus_eventDidReachThreshold_used-1"] == .delete)
+        #expect(result.changes["actions_for_focusing_intervalDidEnd"] == nil, "only that monitor's actions")
+        guard case .set(.dictionary(let monitor))? = result.changes[AppGroupState.monitorKey("focus")] else { Issue.record("no monitor state"); return }
+        #expect(monitor["status"] == .string("stopped"))
+        // The intervalDidEnd that stopping fires now finds nothing to do.
+        let after = applying(result, to: values)
+        #expect(plan(after).actionCount == 0)
+    }
+
+    @Test func guardsSkipAndOtherTypesAreReportedNotDropped() {
+        let values: [String: Value] = [end.actionsKey: .array([
+            .dictionary(["type": .string("enableBlockAllMode"), "neverTriggerBefore": .double(now + 60_000)]),
+            .dictionary(["type": .string("openApp")]),
+            .dictionary(["type": .string("sendHttpRequest"), "url": .string("https://example.com")]),
+            .dictionary(["title": .string("no type")]),
+            .string("not an action"),
+            .dictionary(["type": .string("startMonitoring"), "activityName": .string("next_session")]),
+            .dictionary(["type": .string("startMonitoring"), "activityName": .string("next-session")]),
+        ])]
+        let result = plan(values)
+        #expect(result.reports.map(\.outcome) == [.skipped, .unsupported, .unsupported, .invalid, .invalid, .invalid, .done])
+        #expect(result.changes[AppGroupState.isBlockingAll] == nil)
+        #expect(result.reports[5].detail.contains("'_'"))
+        #expect(plan([end.actionsKey: .string("oops")]).actionsProblem != nil)
+    }
+}

@@ -1,0 +1,156 @@
+import Testing
+@testable import GroupSyncCore
+
+/// Several devices: quota spreading, requests while connected, partitions, refunds, extension slots.
+@Suite struct BalanceEscrowTests {
+    func group(_ count: UInt8, base: Double = 60, maxExtensions: Int64 = 5) -> [BalanceDevice] {
+        let devices = pairedDevices(count)
+        devices[0].setPolicy(BalancePolicy.Key.dailyBase, .double(base), at: noon - 2 * day)
+        devices[0].setPolicy(BalancePolicy.Key.maxExtensions, .int(maxExtensions), at: noon - 2 * day)
+        // Everyone joins the day before, and the founder spreads the quota from the day after.
+        let yesterday = noon - day
+        syncAll(devices, at: yesterday)
+        for d in devices { d.act(at: yesterday) { $0.register() } }
+        settle(devices, at: yesterday)
+        return devices
+    }
+
+    @Test func onlyTheSmallestPairedDeviceFoundsAndTheQuotaIsSpreadEvenly() {
+        let devices = group(3)
+        let book = devices[2].book(at: noon)
+        #expect(book.ledger.root == devices[0].id)
+        #expect(book.ledger.members.values.filter(\.founder).count == 1)
+        for d in devices {
+            #expect(book.ledger.slices(of: d.id, on: CivilDate(ordinal: noon / day)).count == QuotaSlices.total / 3)
+            #expect(d.summary(at: noon).heldHereMs == 20 * minute)
+        }
+        #expect(devices[1].summary(at: noon).remainingMs == 60 * minute)
+    }
+
+    @Test func aDeviceThatHasNotHeardFromItsPeersDoesNotFound() {
+        let a = BalanceDevice(1), b = BalanceDevice(2)
+        a.paired = [b.id]
+        var book = BalanceBook(ledger: BalanceLedger(), me: a.id, nowMillis: noon, calendar: .utc, paired: [b.id], syncedWithAllPaired: false)
+        book.register()
+        #expect(book.ledger.members[a.id]?.founder == false)
+        book = BalanceBook(ledger: book.ledger, me: a.id, nowMillis: noon, calendar: .utc, paired: [b.id], syncedWithAllPaired: true)
+        book.register()
+        #expect(book.ledger.members[a.id]?.founder == true, "once synced, the smallest ID founds")
+    }
+
+    @Test func whileConnectedOneDeviceCanSpendTheWholeBalanceByAsking() {
+        let devices = group(3)
+        devices[1].act(at: noon) { $0.earn(6 * minute, reason: "") }
+        settle(devices, at: noon)
+        let ask = devices[0]
+        ask.act(at: noon + 1) { $0.request(holdMs: 66 * minute) }
+        settle(devices, at: noon + 1)
+        #expect(ask.summary(at: noon + 2).heldHereMs == 66 * minute)
+        #expect(ask.act(at: noon + 2) { $0.spend(66 * minute) } == 66 * minute)
+        settle(devices, at: noon + 3)
+        for d in devices {
+            let s = d.summary(at: noon + 3)
+            #expect(s.remainingMs == 0)
+            #expect(s.timeUp)
+        }
+    }
+
+    @Test func idleRightsAreSpreadSoEachConnectedDeviceHoldsAnEvenShare() {
+        let devices = group(2)
+        devices[0].act(at: noon) { $0.earn(30 * minute, reason: "") }
+        devices[1].act(at: noon) { $0.spend(30 * minute) }
+        settle(devices, at: noon)
+        // 60 allowance − 30 spent + 30 earned = 60, spread 30/30 (15 day + 15 earned each).
+        for d in devices { #expect(d.summary(at: noon).heldHereMs == 30 * minute) }
+    }
+
+    @Test func partitionedDevicesSpendOnlyWhatTheyHoldAndHealingCountsEverySpendOnce() {
+        let devices = group(2)
+        let (a, b) = (devices[0], devices[1])
+        // Partition: each tries to spend everything.
+        #expect(a.act(at: noon) { $0.spend(60 * minute) } == 30 * minute)
+        #expect(b.act(at: noon) { $0.spend(60 * minute) } == 30 * minute)
+        #expect(a.act(at: noon + 1) { $0.spend(minute) } == 0, "an offline double-spend is refused")
+        #expect(a.summary(at: noon + 1).remainingMs == 30 * minute, "a still counts b's unspent share")
+        settle(devices, at: noon + 2)
+        for d in devices {
+            let s = d.summary(at: noon + 2)
+            #expect(s.spentTodayMs == 60 * minute)
+            #expect(s.remainingMs == 0)
+            #expect(s.allowanceMs + s.extensionMs + s.earnedMs - s.spentTodayMs == 0)
+        }
+    }
+
+    @Test func earnedMinutesSpentOfflineWhileAnotherDeviceHeldIdleAllowanceAreGivenBack() {
+        let devices = group(2)
+        let a = devices[0]
+        a.act(at: noon) { $0.earn(20 * minute, reason: "") }
+        // Partitioned all day: a spends its 30 and 10 earned; b spends nothing.
+        #expect(a.act(at: noon) { $0.spend(40 * minute) } == 40 * minute)
+        #expect(a.summary(at: noon + day).earnedMs == 10 * minute, "alone, a sees its earned minutes spent")
+        // Next day they meet: b's expired allowance covers a's overflow, so the earned minutes come back.
+        settle(devices, at: noon + day)
+        for d in devices {
+            let s = d.summary(at: noon + day)
+            #expect(s.earnedMs == 20 * minute)
+            #expect(s.remainingMs == 80 * minute)
+        }
+    }
+
+    @Test func twoOfflineDevicesCannotBothTakeTheLastExtension() {
+        let devices = group(2, maxExtensions: 3)
+        let (a, b) = (devices[0], devices[1])
+        // Slots are split 1 / 2 by the quota slices; offline each can use only its own.
+        var granted = 0
+        for d in [a, b] { for _ in 0..<3 { if case .granted = d.act(at: noon, { $0.extend() }) { granted += 1 } } }
+        #expect(granted == 3)
+        settle(devices, at: noon)
+        #expect(a.summary(at: noon).extensionsToday == 3)
+        #expect(a.act(at: noon) { $0.extend() } == .capReached(used: 3, max: 3))
+    }
+
+    @Test func aDeviceWithoutASlotGetsOneFromAConnectedPeer() {
+        let devices = group(2, maxExtensions: 2)
+        let (a, b) = (devices[0], devices[1])
+        #expect(a.act(at: noon) { $0.extend() } == .granted(extensionsToday: 1, max: 2, addedMs: 5 * minute))
+        settle(devices, at: noon)
+        #expect(a.act(at: noon) { $0.extend() } == .noSlotHere(used: 1, max: 2))
+        a.act(at: noon) { $0.request(holdMs: 0, slots: 1) }
+        settle(devices, at: noon)
+        #expect(a.act(at: noon) { $0.extend() } == .granted(extensionsToday: 2, max: 2, addedMs: 5 * minute))
+        settle(devices, at: noon)
+        #expect(b.act(at: noon) { $0.extend() } == .capReached(used: 2, max: 2))
+    }
+
+    @Test func aDeviceJoiningDuringAPartitionCannotMintExtraMinutes() {
+        let devices = group(2)
+        let late = BalanceDevice(3)
+        late.paired = [devices[0].id]
+        devices[0].paired.insert(late.id)
+        // The newcomer syncs with a only; b is away and keeps its share.
+        sync(late, devices[0], at: noon)
+        late.act(at: noon) { $0.register() }
+        settle([devices[0], late], at: noon)
+        var spent: Int64 = 0
+        for d in devices + [late] { spent += d.act(at: noon + 1) { $0.spend(60 * minute) } }
+        #expect(spent == 60 * minute, "a day's allowance is spent once, however the devices are split")
+        settle(devices + [late], at: noon + day)
+        #expect(late.book(at: noon + day).ledger.slices(of: late.id, on: CivilDate(ordinal: (noon + 2 * day) / day)).count > 0,
+                "the newcomer gets quota slices from a later day")
+    }
+
+    @Test func twoDevicesThatFoundedApartAgreeOnOneRootOnceTheyMeet() {
+        let a = BalanceDevice(1), b = BalanceDevice(2)
+        for d in [a, b] { d.setPolicy(BalancePolicy.Key.dailyBase, .double(30), at: noon - day) }
+        a.act(at: noon) { $0.register() }
+        b.act(at: noon + 1) { $0.register() }
+        a.paired = [b.id]
+        b.paired = [a.id]
+        settle([a, b], at: noon + day)
+        #expect(a.book(at: noon + day).ledger.root == a.id)
+        #expect(b.book(at: noon + day).ledger.root == a.id)
+        let future = noon + 3 * day
+        #expect(a.summary(at: future).allowanceMs == 30 * minute, "one allowance, not two")
+        #expect(b.summary(at: future).allowanceMs == 30 * minute)
+    }
+}

@@ -1,0 +1,149 @@
+import Testing
+@testable import GroupSyncCore
+
+/// Threshold names and the two phantom guards, with injected times.
+@Suite struct UsageGuardTests {
+    let armed: Int64 = 1_790_000_000_000
+    let monitor = MonitorID(activity: "honorfit-distracting-apps-1790000000000", armedAt: 1_790_000_000_000)
+
+    func event(_ name: String, at offset: Int64) -> FiredThreshold {
+        let threshold = try! UsageThresholdName(parsing: name)
+        return FiredThreshold(monitor: monitor, event: name, usedMs: threshold.usedMs, at: armed + offset)
+    }
+
+    @Test func quarterMinuteNamesAreExact() throws {
+        #expect(try UsageThresholdName(parsing: "used-0.25").usedMs == 15_000)
+        #expect(try UsageThresholdName(parsing: "used-0.5").usedMs == 30_000)
+        #expect(try UsageThresholdName(parsing: "used-7").usedMs == 420_000)
+        #expect(try UsageThresholdName(parsing: "used-119.75").usedMs == 7_185_000)
+        for quarter in 1...400 {
+            let minutes = Double(quarter) / 4
+            #expect(try UsageThresholdName(parsing: "used-\(minutes)").usedMs == Int64(quarter) * 15_000)
+        }
+    }
+
+    @Test func badNamesAreRefusedWithAReasonNeverRewritten() {
+        for name in ["used_7", "", "used-", "used-abc", "used--1", "used-1e3", "used-nan", "used-inf", "used-0", "7", "used-.5", "used-5."] {
+            #expect(throws: UsageError.self, "\(name)") { try UsageThresholdName(parsing: name) }
+        }
+        #expect(throws: UsageError.badName("the event name 'used_7' contains '_': fired events are stored under keys split on '_', so it would never match (use '-' instead)")) {
+            try UsageThresholdName(parsing: "used_7")
+        }
+        #expect(ActivityNames.problem(with: "focus_apps", what: "activity")?.contains("'_'") == true)
+        #expect(ActivityNames.problem(with: "", what: "activity") == "the activity name is empty")
+        #expect(ActivityNames.problem(with: "focus-apps.2", what: "activity") == nil)
+    }
+
+    @Test func guard1IgnoresAThresholdThatFiresBeforeItCouldBeReached() {
+        let sevenMinutes: Int64 = 7 * 60_000
+        // Exactly at the slack boundary is believed; a millisecond earlier is not.
+        #expect(UsageVerdict(events: [event("used-7", at: sevenMinutes - 5_000)], armedAt: armed).usedMs == sevenMinutes)
+        let early = UsageVerdict(events: [event("used-7", at: sevenMinutes - 5_001)], armedAt: armed)
+        #expect(early.usedMs == 0)
+        #expect(early.tooEarly == ["used-7"])
+        // Right after scheduling: every threshold fires at once and none is possible yet.
+        let startup = UsageVerdict(events: ["used-0.25", "used-0.5", "used-1"].map { event($0, at: 900) }, armedAt: armed)
+        #expect(startup.usedMs == 0)
+        #expect(!startup.phantomBurst)
+    }
+
+    @Test func guard2TreatsABurstSpanningAMinuteOrMoreAsAPhantom() {
+        // The phone sat in a pocket for 20 minutes; picking it up fired five thresholds within 2 s.
+        let pocket = UsageVerdict(events: [("used-0.25", 0), ("used-0.5", 400), ("used-1", 900), ("used-2", 1500), ("used-5", 2000)]
+            .map { event($0.0, at: 20 * 60_000 + Int64($0.1)) }, armedAt: armed)
+        #expect(pocket.phantomBurst)
+        #expect(pocket.usedMs == 0)
+        // The same thresholds 3.001 s apart end to end: believed.
+        let slow = UsageVerdict(events: [event("used-0.25", at: 20 * 60_000), event("used-5", at: 20 * 60_000 + 3_001)], armedAt: armed)
+        #expect(!slow.phantomBurst)
+        #expect(slow.usedMs == 5 * 60_000)
+        // Less than a minute of usage apart: a normal catch-up, not a phantom.
+        let near = UsageVerdict(events: [event("used-0.25", at: 60_000), event("used-1", at: 61_000)], armedAt: armed)
+        #expect(!near.phantomBurst)
+        #expect(near.usedMs == 60_000)
+    }
+
+    @Test func genuineUsageIsTheHighestThresholdNotASum() {
+        let events = (1...12).map { event("used-\(Double($0) / 4)", at: Int64($0) * 15_000 + 200) }
+        #expect(UsageVerdict(events: events, armedAt: armed).usedMs == 3 * 60_000)
+        #expect(UsageVerdict(events: events + events, armedAt: armed).usedMs == 3 * 60_000, "duplicates change nothing")
+    }
+}
+
+/// Usage recorded on devices: charged once, refunded when it turns out to be a phantom, paid by one
+/// device when two report the same monitor.
+@Suite struct UsageChargeTests {
+    let armed: Int64 = noon - 10 * minute
+    var monitor: MonitorID { MonitorID(activity: "focus", armedAt: armed) }
+
+    func solo(base: Double = 30) -> BalanceDevice {
+        let device = BalanceDevice(1)
+        device.setPolicy(BalancePolicy.Key.dailyBase, .double(base), at: noon - day)
+        return device
+    }
+
+    func record(_ device: BalanceDevice, _ name: String, at: Int64) -> UsageRecordOutcome {
+        device.act(at: at) { $0.recordUsage(monitor: monitor, threshold: try! UsageThresholdName(parsing: name), at: at) }
+    }
+
+    @Test func genuineUsageSpendsTheBalanceOnceAndAPhantomBurstGivesItBack() {
+        let device = solo()
+        for quarter in 1...8 { _ = record(device, "used-\(Double(quarter) / 4)", at: armed + Int64(quarter) * 15_000) }
+        #expect(device.summary(at: noon).remainingMs == 28 * minute)
+        let again = record(device, "used-2.0", at: armed + 125_000)
+        #expect(again.duplicate)
+        #expect(again.chargedMs == 0)
+        #expect(device.summary(at: noon).remainingMs == 28 * minute)
+        // Out-of-order early event for a higher threshold: ignored, nothing changes.
+        let early = record(device, "used-9", at: armed + 130_000)
+        #expect(!early.counted)
+        #expect(device.summary(at: noon).remainingMs == 28 * minute)
+    }
+
+    @Test func aBurstThatTurnsOutToBeAPhantomRefundsWhatItCharged() {
+        let device = solo()
+        let at = armed + 9 * minute
+        #expect(record(device, "used-0.25", at: at).chargedMs == 15_000)
+        #expect(record(device, "used-0.75", at: at + 500).chargedMs == 30_000)
+        let burst = record(device, "used-1.25", at: at + 1_000)
+        #expect(burst.verdict.phantomBurst)
+        #expect(burst.chargedMs == -45_000)
+        #expect(device.summary(at: noon).remainingMs == 30 * minute)
+        #expect(device.summary(at: noon).spentTodayMs == 0)
+    }
+
+    @Test func usageBeyondTheBalanceIsChargedOnlyAsFarAsRightsGoAndTimeIsUp() {
+        let device = solo(base: 1)
+        let outcome = record(device, "used-2", at: armed + 2 * minute)
+        #expect(outcome.chargedMs == minute)
+        #expect(outcome.uncoveredMs == minute)
+        let s = device.summary(at: noon)
+        #expect(s.remainingMs == 0)
+        #expect(s.timeUp)
+        // Earned minutes arrive: the agent's pass pays the rest.
+        device.act(at: noon) { $0.earn(5 * minute, reason: "") }
+        device.act(at: noon) { $0.rebalance(connected: []) }
+        #expect(device.summary(at: noon).remainingMs == 4 * minute)
+    }
+
+    @Test func theSameMonitorReportedByTwoPartitionedDevicesIsPaidOnce() {
+        let devices = pairedDevices(2)
+        devices[0].setPolicy(BalancePolicy.Key.dailyBase, .double(60), at: noon - 2 * day)
+        syncAll(devices, at: noon - day)
+        for d in devices { d.act(at: noon - day) { $0.register() } }
+        settle(devices, at: noon - day)
+        // Both devices hear every threshold while cut off from each other.
+        for d in devices { for quarter in 1...20 { _ = record(d, "used-\(Double(quarter) / 4)", at: armed + Int64(quarter) * 15_000 + 100) } }
+        #expect(devices[0].summary(at: noon).remainingMs == 55 * minute, "each side alone counts 5 minutes once")
+        settle(devices, at: noon)
+        for d in devices {
+            let s = d.summary(at: noon)
+            #expect(s.spentTodayMs == 5 * minute, "paid once after the partition heals")
+            #expect(s.remainingMs == 55 * minute)
+        }
+        // More usage reported on the non-owner later is paid once too.
+        _ = record(devices[1], "used-6", at: armed + 6 * minute + 1_000)
+        settle(devices, at: noon)
+        for d in devices { #expect(d.summary(at: noon).spentTodayMs == 6 * minute) }
+    }
+}

@@ -13,6 +13,7 @@ let package = Package(
         // C libraries from Debian, reached through tiny shim modules.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CNotify", pkgConfig: "libnotify", providers: [.apt(["libnotify-dev"])]),
 
         // Pure, deterministic: values, clocks, merge rules, device IDs, JSON. No sockets, files or wall clocks.
         .target(name: "GroupSyncCore"),
@@ -20,6 +21,8 @@ let package = Package(
         .target(name: "GroupSyncStore", dependencies: ["GroupSyncCore", "CSQLite"]),
         // OpenSSL shell: device certificates and mutually authenticated TLS 1.3.
         .target(name: "GroupSyncTransport", dependencies: ["GroupSyncCore", "COpenSSL"]),
+        // libnotify shell: desktop notifications over the D-Bus session bus.
+        .target(name: "GroupSyncNotify", dependencies: ["GroupSyncCore", "CNotify"]),
         // The command line, as a library so tests can reach its parser.
         .target(name: "GroupSyncCLI", dependencies: ["GroupSyncCore", "GroupSyncStore", "GroupSyncTransport"]),
         .executableTarget(name: "groupsync", dependencies: ["GroupSyncCLI"]),

@@ -30,6 +30,10 @@ let package = Package(
         .testTarget(name: "GroupSyncCoreTests", dependencies: ["GroupSyncCore"]),
         .testTarget(name: "GroupSyncStoreTests", dependencies: ["GroupSyncStore"]),
         .testTarget(name: "GroupSyncTransportTests", dependencies: ["GroupSyncTransport"]),
+        // Drives a LibnotifyNotifier from stdin, so tests can put it on a private session bus of its own.
+        .executableTarget(name: "notify-probe", dependencies: ["GroupSyncNotify"], path: "Tests/NotifyProbe"),
+        // Needs dbus-run-session and /usr/bin/python3 with python3-dbus and python3-gi; skips without them.
+        .testTarget(name: "GroupSyncNotifyTests", dependencies: ["GroupSyncNotify", "notify-probe"], exclude: ["Fixtures"]),
         // Runs the real `groupsync` binary in temporary homes.
         .testTarget(name: "GroupSyncCLITests", dependencies: ["groupsync", "GroupSyncCore", "GroupSyncStore"]),
     ]

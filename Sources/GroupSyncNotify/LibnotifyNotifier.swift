@@ -41,6 +41,7 @@ public final class LibnotifyNotifier: Notifier {
         try lock.withLock { _ throws(NotifierError) in
             let server = try currentServer()
             try initialise()
+            dispatchPendingSignals()
             guard let notification = notify_notification_new(content.title, content.body, nil) else {
                 throw NotifierError.failed("libnotify could not create a notification")
             }
@@ -62,6 +63,7 @@ public final class LibnotifyNotifier: Notifier {
             let server = try currentServer()
             guard server.instance == shown.serverInstance else { return .serverChanged }
             try initialise()
+            dispatchPendingSignals()
             guard let notification = notify_notification_new("", nil, nil) else {
                 throw NotifierError.failed("libnotify could not create a notification")
             }
@@ -146,8 +148,15 @@ public final class LibnotifyNotifier: Notifier {
 
     private func release(_ notification: UnsafeMutablePointer<NotifyNotification>) {
         g_object_unref(UnsafeMutableRawPointer(notification))
-        // GDBus queues the server's NotificationClosed signals for the default main context, which this
-        // process never runs; draining it here keeps them from piling up for the life of the daemon.
+        dispatchPendingSignals()
+    }
+
+    /// GDBus delivers bus signals through the default main context, which this process does not run.
+    /// libnotify's proxy learns from NameOwnerChanged that the server restarted and sends to the new one
+    /// (until then it addresses the old server's unique name, which fails); and the server's
+    /// NotificationClosed signals would pile up for the life of the daemon. Running what is pending
+    /// before and after each call keeps both right. It never blocks.
+    private func dispatchPendingSignals() {
         while g_main_context_iteration(nil, 0) != 0 {}
     }
 }

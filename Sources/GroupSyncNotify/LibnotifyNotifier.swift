@@ -100,22 +100,30 @@ public final class LibnotifyNotifier: Notifier {
         }
         do {
             let info = try bus.serverInformation(at: owner, timeoutMillis: timeouts.callMillis)
-            return NotificationServer(instance: owner, name: info.name, vendor: info.vendor, version: info.version)
+            return NotificationServer(instance: "\(owner)@\(bus.guid)", name: info.name, vendor: info.vendor, version: info.version)
         } catch {
             throw .unavailable("the notification server at \(owner) does not answer: \(error)")
         }
     }
 
-    /// The shared session connection. If the bus went away, GLib keeps handing out the dead connection while
-    /// libnotify's proxy holds it; dropping libnotify's state lets the next attempt reach a new bus.
+    /// The shared session connection. If the bus went away, GLib keeps handing out the dead connection for
+    /// as long as anything holds it — libnotify's proxy, and the proxy's pending signal callbacks. Dropping
+    /// libnotify's state and running those callbacks frees it, so the next attempt reaches a new bus.
     private func connect() throws(NotifierError) -> SessionBus {
         for attempt in 0..<2 {
             let bus: SessionBus
             do { bus = try SessionBus() } catch { throw .unavailable("no D-Bus session bus: \(error)") }
             guard bus.isClosed else { return bus }
-            if attempt == 0 && notify_is_initted() != 0 { notify_uninit() }
+            if attempt == 0 { forgetClosedBus() }
         }
         throw .unavailable("the D-Bus session bus connection is closed")
+    }
+
+    /// Only for a bus that is gone: notify_uninit also closes every notification libnotify still tracks
+    /// that never expires, which on a live bus would take down the user's notifications.
+    private func forgetClosedBus() {
+        if notify_is_initted() != 0 { notify_uninit() }
+        dispatchPendingSignals()
     }
 
     private func initialise() throws(NotifierError) {
@@ -127,7 +135,7 @@ public final class LibnotifyNotifier: Notifier {
     private func failure(_ error: GLibError, doing what: String) -> NotifierError {
         // A bus that closed mid-call: drop libnotify's proxy so the next call can reach a new bus.
         if error.isClosedConnection {
-            notify_uninit()
+            forgetClosedBus()
             return .unavailable("the session bus went away while \(what): \(error)")
         }
         if error.remoteName == "org.freedesktop.DBus.Error.ServiceUnknown" || error.remoteName == GLibError.nameHasNoOwner {

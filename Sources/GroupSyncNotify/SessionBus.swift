@@ -19,6 +19,10 @@ struct SessionBus: ~Copyable {
     /// holds it, so it has to be noticed and let go of before a new bus can be reached.
     var isClosed: Bool { g_dbus_connection_is_closed(connection) != 0 }
 
+    /// The bus daemon's own ID. Unique names (`:1.0`, `:1.1`, …) start again on a restarted bus at the same
+    /// address, so only the two together tell one server instance from another.
+    var guid: String { g_dbus_connection_get_guid(connection).map { String(cString: $0) } ?? "" }
+
     func nameOwner(_ name: String, timeoutMillis: Int32) throws(GLibError) -> String {
         var error: UnsafeMutablePointer<GError>?
         guard let owner = gs_bus_get_name_owner(connection, name, timeoutMillis, &error) else {

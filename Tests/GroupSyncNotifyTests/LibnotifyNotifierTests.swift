@@ -20,8 +20,9 @@ struct LibnotifyNotifierTests {
         let bus = try PrivateSessionBus()
         try bus.startServer()
         guard case .available(let server) = bus.probe.availability() else { Issue.record("no server"); return }
-        #expect(server.instance == bus.server.instance)
-        #expect(server.instance.hasPrefix(":"))
+        // The server's unique bus name, and the bus's own ID: unique names start again on a restarted bus.
+        #expect(server.instance.hasPrefix(bus.server.instance + "@"))
+        #expect(server.instance.count > bus.server.instance.count + 16)
         #expect(server.name == "groupsync-recorder")
     }
 
@@ -29,7 +30,7 @@ struct LibnotifyNotifierTests {
         let bus = try PrivateSessionBus()
         try bus.startServer()
         let first = try bus.probe.show(NotificationContent(title: "1 min left", body: "HonorFit"), replacing: nil)
-        #expect(first.serverInstance == bus.server.instance)
+        #expect(first.serverInstance.hasPrefix(bus.server.instance + "@"))
         let second = try bus.probe.show(NotificationContent(title: "0 min left", body: "HonorFit"), replacing: first)
         #expect(second == first)
 
@@ -53,7 +54,7 @@ struct LibnotifyNotifierTests {
         #expect(other.number == ours.number)
 
         let again = try bus.probe.show(NotificationContent(title: "ours again"), replacing: ours)
-        #expect(again.serverInstance == bus.server.instance)
+        #expect(again.serverInstance.hasPrefix(bus.server.instance + "@"))
         #expect(again.number != other.number)
         #expect(try bus.probe.close(ours) == .serverChanged)
 
@@ -114,6 +115,37 @@ struct LibnotifyNotifierTests {
         bus.stopServer()
         #expect(throws: NotifierError.self) { try Self.timed { try bus.probe.show(NotificationContent(title: "y"), replacing: shown) } }
         #expect(throws: NotifierError.self) { try Self.timed { try bus.probe.close(shown) } }
+    }
+
+    @Test func theProcessOutlivesItsSessionBusAndTreatsARestartedBusAsANewServer() throws {
+        let bus = StandaloneBus()
+        try bus.start()
+        let server = RecordingServer(log: NotifyTestTools.temporaryFile("calls.jsonl"))
+        defer { server.stop(); try? FileManager.default.removeItem(atPath: server.log) }
+        try server.start(busAddress: bus.address)
+        let probe = try ProbeNotifier(environment: ProcessInfo.processInfo.environment.merging(["DBUS_SESSION_BUS_ADDRESS": bus.address]) { $1 })
+        let shown = try probe.show(NotificationContent(title: "before"), replacing: nil)
+        let firstUniqueName = server.instance
+
+        // GLib's default would raise SIGTERM in the probe here.
+        server.stop()
+        bus.stop()
+        guard case .unavailable(let reason) = Self.timed({ probe.availability() }) else { Issue.record("a bus?"); return }
+        #expect(reason.contains("no D-Bus session bus"))
+
+        try bus.start()
+        try server.start(busAddress: bus.address)
+        // The hazard: on the new bus the new server has the very same unique name.
+        #expect(server.instance == firstUniqueName)
+        guard case .available(let running) = probe.availability() else { Issue.record("not reconnected"); return }
+        #expect(running.instance != shown.serverInstance)
+
+        let after = try probe.show(NotificationContent(title: "after"), replacing: shown)
+        #expect(after.serverInstance == running.instance)
+        #expect(try probe.close(shown) == .serverChanged)
+        let notifies = try server.calls("Notify")
+        #expect(notifies.map { $0["replaces_id"] } == [.int(0), .int(0)])
+        #expect(try server.calls("CloseNotification").isEmpty)
     }
 
     @Test(arguments: [

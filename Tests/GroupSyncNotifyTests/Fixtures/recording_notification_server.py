@@ -94,6 +94,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--log", required=True, help="file to append one JSON line per call to")
     args = parser.parse_args()
+    # A threaded parent (a test runner) may have started us with SIGTERM blocked; the test ends us with it.
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
 
     dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
     bus = dbus.SessionBus()

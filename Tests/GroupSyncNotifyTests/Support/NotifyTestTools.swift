@@ -17,10 +17,11 @@ enum NotifyTestTools {
         .deletingLastPathComponent().appendingPathComponent("notify-probe").path
 
     static let dbusRunSession: String? = which("dbus-run-session")
+    static let dbusDaemon: String? = which("dbus-daemon")
 
     /// The libnotify tests run only where a private session bus and the recording server can be started.
     static let available: Bool = {
-        guard dbusRunSession != nil, FileManager.default.isExecutableFile(atPath: probe) else { return false }
+        guard dbusRunSession != nil, dbusDaemon != nil, FileManager.default.isExecutableFile(atPath: probe) else { return false }
         let check = Process()
         check.executableURL = URL(fileURLWithPath: python)
         check.arguments = ["-c", "import dbus, dbus.service, dbus.mainloop.glib; from gi.repository import GLib"]
@@ -31,7 +32,7 @@ enum NotifyTestTools {
         return check.terminationStatus == 0
     }()
 
-    static let skipReason: Comment = "needs dbus-run-session (apt: dbus-bin) and /usr/bin/python3 with python3-dbus and python3-gi"
+    static let skipReason: Comment = "needs dbus-run-session and dbus-daemon (apt: dbus) and /usr/bin/python3 with python3-dbus and python3-gi"
 
     static func which(_ tool: String) -> String? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"

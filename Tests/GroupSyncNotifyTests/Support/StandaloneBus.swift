@@ -8,7 +8,8 @@ final class StandaloneBus {
     private var daemon: ChildProcess?
 
     func start() throws {
-        let child = try ChildProcess("/usr/bin/dbus-daemon",
+        guard let dbusDaemon = NotifyTestTools.dbusDaemon else { throw HarnessError("dbus-daemon is not installed") }
+        let child = try ChildProcess(dbusDaemon,
                                      ["--config-file=\(NotifyTestTools.busConfig)", "--address=\(address)", "--nofork", "--print-address=1"],
                                      environment: ProcessInfo.processInfo.environment)
         guard let printed = try child.readLine(), printed.hasPrefix(address) else {

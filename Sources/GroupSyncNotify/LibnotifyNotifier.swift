@@ -4,8 +4,8 @@ import Synchronization
 
 /// Desktop notifications through libnotify, over the D-Bus session bus (freedesktop Desktop Notifications).
 ///
-/// Which server instance is running comes from the bus (the unique name owning `org.freedesktop.Notifications`):
-/// a notification number is only replaced or closed on the instance that gave it.
+/// Which server instance is running comes from the bus (the unique name owning `org.freedesktop.Notifications`,
+/// qualified by the bus daemon's ID): a notification number is only replaced or closed on the instance that gave it.
 public final class LibnotifyNotifier: Notifier {
     public static let serverBusName = "org.freedesktop.Notifications"
 
@@ -40,21 +40,17 @@ public final class LibnotifyNotifier: Notifier {
     public func show(_ content: NotificationContent, replacing: ServerNotification?) throws(NotifierError) -> ServerNotification {
         try lock.withLock { _ throws(NotifierError) in
             let server = try currentServer()
-            try initialise()
-            dispatchPendingSignals()
-            guard let notification = notify_notification_new(content.title, content.body, nil) else {
-                throw NotifierError.failed("libnotify could not create a notification")
+            return try withNotification(content.title, content.body) { notification throws(NotifierError) in
+                if let replacing, replacing.serverInstance == server.instance {
+                    gs_notification_set_id(notification, replacing.number)
+                }
+                apply(content.level.presentation, to: notification)
+                var error: UnsafeMutablePointer<GError>?
+                guard notify_notification_show(notification, &error) != 0 else {
+                    throw failure(GLibError(taking: error, context: "Notify"), doing: "showing a notification on \(server.instance)")
+                }
+                return ServerNotification(number: gs_notification_get_id(notification), serverInstance: server.instance)
             }
-            defer { release(notification) }
-            if let replacing, replacing.serverInstance == server.instance {
-                gs_notification_set_id(notification, replacing.number)
-            }
-            apply(content.level.presentation, to: notification)
-            var error: UnsafeMutablePointer<GError>?
-            guard notify_notification_show(notification, &error) != 0 else {
-                throw failure(GLibError(taking: error, context: "Notify"), doing: "showing a notification on \(server.instance)")
-            }
-            return ServerNotification(number: gs_notification_get_id(notification), serverInstance: server.instance)
         }
     }
 
@@ -62,21 +58,17 @@ public final class LibnotifyNotifier: Notifier {
         try lock.withLock { _ throws(NotifierError) in
             let server = try currentServer()
             guard server.instance == shown.serverInstance else { return .serverChanged }
-            try initialise()
-            dispatchPendingSignals()
-            guard let notification = notify_notification_new("", nil, nil) else {
-                throw NotifierError.failed("libnotify could not create a notification")
+            return try withNotification("", nil) { notification throws(NotifierError) in
+                gs_notification_set_id(notification, shown.number)
+                var error: UnsafeMutablePointer<GError>?
+                guard notify_notification_close(notification, &error) != 0 else {
+                    let glibError = GLibError(taking: error, context: "CloseNotification")
+                    // The spec's answer for a number the server no longer has is an error reply.
+                    if glibError.remoteName != nil { return .alreadyGone }
+                    throw failure(glibError, doing: "closing notification \(shown.number) on \(server.instance)")
+                }
+                return .closed
             }
-            defer { release(notification) }
-            gs_notification_set_id(notification, shown.number)
-            var error: UnsafeMutablePointer<GError>?
-            guard notify_notification_close(notification, &error) != 0 else {
-                let glibError = GLibError(taking: error, context: "CloseNotification")
-                // The spec's answer for a number the server no longer has is an error reply.
-                if glibError.remoteName != nil { return .alreadyGone }
-                throw failure(glibError, doing: "closing notification \(shown.number) on \(server.instance)")
-            }
-            return .closed
         }
     }
 
@@ -126,12 +118,6 @@ public final class LibnotifyNotifier: Notifier {
         dispatchPendingSignals()
     }
 
-    private func initialise() throws(NotifierError) {
-        guard notify_is_initted() == 0 else { return }
-        // notify_init only records the app name; it succeeds without any bus.
-        guard notify_init(appName) != 0 else { throw .failed("libnotify could not be initialised") }
-    }
-
     private func failure(_ error: GLibError, doing what: String) -> NotifierError {
         // A bus that closed mid-call: drop libnotify's proxy so the next call can reach a new bus.
         if error.isClosedConnection {
@@ -145,6 +131,18 @@ public final class LibnotifyNotifier: Notifier {
     }
 
     // MARK: libnotify objects
+
+    /// A libnotify notification object for one call, released after it. libnotify identifies a notification
+    /// to the server only by the object's "id", so a fresh object with the id set stands for any earlier one.
+    private func withNotification<Result>(_ title: String, _ body: String?,
+                                          _ use: (UnsafeMutablePointer<NotifyNotification>) throws(NotifierError) -> Result) throws(NotifierError) -> Result {
+        // notify_init only records the app name; it succeeds without any bus.
+        if notify_is_initted() == 0 && notify_init(appName) == 0 { throw .failed("libnotify could not be initialised") }
+        dispatchPendingSignals()
+        guard let notification = notify_notification_new(title, body, nil) else { throw .failed("libnotify could not create a notification") }
+        defer { release(notification) }
+        return try use(notification)
+    }
 
     private func apply(_ presentation: NotificationPresentation, to notification: UnsafeMutablePointer<NotifyNotification>) {
         notify_notification_set_urgency(notification, NotifyUrgency(rawValue: UInt32(presentation.urgency.rawValue)))

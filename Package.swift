@@ -2,7 +2,7 @@
 import PackageDescription
 
 // Dependency direction (SwiftNIO-style): the pure core knows nothing of I/O;
-// the shells (SQLite store, OpenSSL transport) wrap it; the CLI wires them together.
+// the shells (SQLite store, OpenSSL transport, libnotify) wrap it; the daemon and the CLI wire them together.
 let package = Package(
     name: "GroupSync",
     platforms: [.macOS(.v14)],
@@ -13,6 +13,7 @@ let package = Package(
         // C libraries from Debian, reached through tiny shim modules.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CNotify", pkgConfig: "libnotify", providers: [.apt(["libnotify-dev"])]),
 
         // Pure, deterministic: values, clocks, merge rules, device IDs, JSON. No sockets, files or wall clocks.
         .target(name: "GroupSyncCore"),
@@ -20,8 +21,10 @@ let package = Package(
         .target(name: "GroupSyncStore", dependencies: ["GroupSyncCore", "CSQLite"]),
         // OpenSSL shell: device certificates and mutually authenticated TLS 1.3.
         .target(name: "GroupSyncTransport", dependencies: ["GroupSyncCore", "COpenSSL"]),
-        // The daemon: TLS listener and dialers, one PeerSession per connection, the control socket.
-        .target(name: "GroupSyncDaemon", dependencies: ["GroupSyncCore", "GroupSyncStore", "GroupSyncTransport"]),
+        // libnotify shell: desktop notifications over the D-Bus session bus.
+        .target(name: "GroupSyncNotify", dependencies: ["GroupSyncCore", "CNotify"]),
+        // The daemon: TLS listener and dialers, one PeerSession per connection, notifications, the control socket.
+        .target(name: "GroupSyncDaemon", dependencies: ["GroupSyncCore", "GroupSyncStore", "GroupSyncTransport", "GroupSyncNotify"]),
         // The command line, as a library so tests can reach its parser.
         .target(name: "GroupSyncCLI", dependencies: ["GroupSyncCore", "GroupSyncStore", "GroupSyncTransport", "GroupSyncDaemon"]),
         .executableTarget(name: "groupsync", dependencies: ["GroupSyncCLI"]),
@@ -29,6 +32,10 @@ let package = Package(
         .testTarget(name: "GroupSyncCoreTests", dependencies: ["GroupSyncCore"]),
         .testTarget(name: "GroupSyncStoreTests", dependencies: ["GroupSyncStore"]),
         .testTarget(name: "GroupSyncTransportTests", dependencies: ["GroupSyncTransport"]),
+        // Drives a LibnotifyNotifier from stdin, so tests can put it on a private session bus of its own.
+        .executableTarget(name: "notify-probe", dependencies: ["GroupSyncNotify"], path: "Tests/NotifyProbe"),
+        // Needs dbus-run-session and /usr/bin/python3 with python3-dbus and python3-gi; skips without them.
+        .testTarget(name: "GroupSyncNotifyTests", dependencies: ["GroupSyncNotify", "notify-probe"], exclude: ["Fixtures"]),
         // Runs the real `groupsync` binary in temporary homes.
         .testTarget(name: "GroupSyncCLITests", dependencies: ["groupsync", "GroupSyncCore", "GroupSyncStore"]),
     ]

@@ -1,0 +1,18 @@
+/// What a notification says and how loudly: everything a server needs to draw it.
+public struct NotificationContent: Hashable, Sendable {
+    /// The `summary` line.
+    public var title: String
+    public var body: String
+    public var level: NotificationLevel
+
+    public init(title: String, body: String = "", level: NotificationLevel = .default) {
+        self.title = title
+        self.body = body
+        self.level = level
+    }
+
+    /// The same content with its placeholders filled.
+    public func filling(_ placeholders: NotificationPlaceholders) -> NotificationContent {
+        NotificationContent(title: placeholders.fill(title), body: placeholders.fill(body), level: level)
+    }
+}

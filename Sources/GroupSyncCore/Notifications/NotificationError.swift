@@ -1,0 +1,38 @@
+/// Why a notification request, record or configuration was refused. The text says what to fix.
+public enum NotificationError: Error, Hashable, Sendable, CustomStringConvertible {
+    case invalidID(String, reason: String)
+    case emptyTitle
+    case unknownLevel(String)
+    case unknownScope(String)
+    case invalidMinInterval(Double)
+    case invalidTTL(Double)
+    /// A stored record or display state that does not have the expected shape (written by hand, or damaged).
+    case malformedRecord(suite: String, key: String, reason: String)
+    /// No shield notification configuration where the signal said to look.
+    case missingConfig(suite: String, key: String)
+    /// A shield notification configuration that does not have the seed's shape.
+    case malformedConfig(suite: String, key: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .invalidID(let id, let reason):
+            "notification ID '\(id)' \(reason)"
+        case .emptyTitle:
+            "a notification needs a non-empty title"
+        case .unknownLevel(let text):
+            "unknown level '\(text)': use one of \(NotificationLevel.allCases.map(\.rawValue).joined(separator: ", "))"
+        case .unknownScope(let text):
+            "unknown scope '\(text)': use one of \(NotificationScope.allCases.map(\.rawValue).joined(separator: ", "))"
+        case .invalidMinInterval(let seconds):
+            "minimum interval \(seconds) s is not a finite number of seconds ≥ 0"
+        case .invalidTTL(let seconds):
+            "time to live \(seconds) s is not a finite number of seconds > 0"
+        case .malformedRecord(let suite, let key, let reason):
+            "notification state \(suite)/\(key) is malformed: \(reason)"
+        case .missingConfig(let suite, let key):
+            "no notification configuration at \(suite)/\(key): the app writes it there first"
+        case .malformedConfig(let suite, let key, let reason):
+            "notification configuration \(suite)/\(key) is malformed: \(reason) (expected {\"payload\": {\"title\": …, \"body\": …}, \"minIntervalSeconds\": 30})"
+        }
+    }
+}

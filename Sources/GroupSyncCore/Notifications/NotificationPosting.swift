@@ -1,0 +1,42 @@
+/// What `notify post` and `notify dismiss` write. Pure: the caller reads the current record, asks here, and
+/// stores the returned record under `record.suite` / `record.id`; showing and closing follow from the stored
+/// state through `NotificationPlanner`, the same way for a local command and for a write replicated from a peer.
+public enum NotificationPosting {
+    public enum PostOutcome: Hashable, Sendable {
+        /// Store this record; it is the new current post of its ID.
+        case accepted(NotificationRecord)
+        /// Debounced: the last accepted post of this ID was at `lastPostedAtMillis`; posts go through again from `untilMillis`.
+        case suppressed(lastPostedAtMillis: Int64, untilMillis: Int64)
+    }
+
+    public enum DismissOutcome: Hashable, Sendable {
+        /// Store this record: the current post, marked dismissed.
+        case accepted(NotificationRecord)
+        case alreadyDismissed(NotificationRecord)
+        case nothingPosted
+    }
+
+    /// - Parameter current: the ID's current record over both scopes (`NotificationRecord.current`).
+    public static func post(_ request: NotificationRequest, current: NotificationRecord?, device: DeviceID,
+                            nowMillis: Int64) -> PostOutcome {
+        // A dismissed post still counts: the seed keeps `lastSentAt` when the app dismisses the shield
+        // notification, so coming straight back to a blocked app does not post it again.
+        let lastPostedAt = current?.stamp.postedAtMillis
+        if case .suppress(let until) = NotificationDebounce.decide(lastPostedAtMillis: lastPostedAt,
+                                                                  minIntervalSeconds: request.minIntervalSeconds,
+                                                                  nowMillis: nowMillis) {
+            return .suppressed(lastPostedAtMillis: lastPostedAt!, untilMillis: until)
+        }
+        let generation = (current?.stamp.generation ?? 0) &+ 1
+        let stamp = NotificationStamp(generation: generation, postedAtMillis: nowMillis, origin: device)
+        return .accepted(NotificationRecord(id: request.id, content: request.content, scope: request.scope,
+                                            ttlSeconds: request.ttlSeconds, stamp: stamp))
+    }
+
+    public static func dismiss(current: NotificationRecord?, device: DeviceID, nowMillis: Int64) -> DismissOutcome {
+        guard var record = current else { return .nothingPosted }
+        guard !record.isDismissed else { return .alreadyDismissed(record) }
+        record.dismissal = NotificationRecord.Dismissal(atMillis: nowMillis, by: device)
+        return .accepted(record)
+    }
+}

@@ -1,0 +1,66 @@
+import Testing
+@testable import GroupSyncCore
+
+@Suite struct ShieldNotificationTests {
+    static let suite = "group.com.honorfit.blocker"
+    static let key = "honorfitShieldShownNotification"
+    static let now: Int64 = 1_732_886_400_000
+
+    static func config(_ json: String) -> Value { try! JSONParser.parse(json) }
+
+    static func decide(_ config: Value?, lastSentAt: Value? = nil, at now: Int64 = now) throws(NotificationError) -> ShieldNotification.Outcome {
+        try ShieldNotification.decide(config: config, lastSentAt: lastSentAt, suite: suite, configKey: key, appName: "Instagram", nowMillis: now)
+    }
+
+    @Test func theSeedsShapePostsAFilledRequest() throws {
+        let config = Self.config(#"{"payload":{"title":"{applicationOrDomainDisplayName} is blocked","body":"Tap to earn time","interruptionLevel":"active"},"minIntervalSeconds":30}"#)
+        let outcome = try Self.decide(config)
+        guard case .post(let request, let lastSentAt) = outcome else { Issue.record("suppressed"); return }
+        #expect(request.id == Self.key)
+        #expect(request.content == NotificationContent(title: "Instagram is blocked", body: "Tap to earn time", level: .active))
+        #expect(request.minIntervalSeconds == 30)
+        #expect(request.scope == .local)
+        #expect(request.ttlSeconds == NotificationRequest.defaultTTLSeconds)
+        #expect(lastSentAt == .double(1_732_886_400))
+        #expect(ShieldNotificationConfig.lastSentAtKey(configKey: Self.key) == "honorfitShieldShownNotificationLastSentAt")
+    }
+
+    @Test func defaultsFollowTheSeed() throws {
+        guard case .post(let request, _) = try Self.decide(Self.config(#"{"payload":{"title":"Blocked"}}"#)) else { Issue.record("suppressed"); return }
+        #expect(request.minIntervalSeconds == 30)
+        #expect(request.content == NotificationContent(title: "Blocked", body: "", level: .active))
+    }
+
+    @Test func identifierSubtitleScopeAndTTLAreHonoured() throws {
+        let config = Self.config(#"{"payload":{"identifier":"shield","title":"T","subtitle":"{applicationOrDomainDisplayName}","body":"B {eventName}","interruptionLevel":"passive"},"minIntervalSeconds":5,"scope":"all","ttlSeconds":60}"#)
+        guard case .post(let request, _) = try Self.decide(config) else { Issue.record("suppressed"); return }
+        #expect(request.id == "shield")
+        #expect(request.content == NotificationContent(title: "T", body: "Instagram\nB {eventName}", level: .passive))
+        #expect(request.minIntervalSeconds == 5 && request.scope == .all && request.ttlSeconds == 60)
+    }
+
+    @Test func theStoredLastSentTimeDebounces() throws {
+        let config = Self.config(#"{"payload":{"title":"Blocked"},"minIntervalSeconds":30.0}"#)
+        let last = Value.double(Double(Self.now - 10_000) / 1000)
+        #expect(try Self.decide(config, lastSentAt: last) == .suppressed(lastSentAtMillis: Self.now - 10_000, untilMillis: Self.now + 20_000))
+        guard case .post = try Self.decide(config, lastSentAt: last, at: Self.now + 20_000) else { Issue.record("still suppressed"); return }
+        // Written as an int or a date by hand, it still counts; as anything else it reads as never sent, like the seed's double(forKey:).
+        #expect(try Self.decide(config, lastSentAt: .int((Self.now - 10_000) / 1000)) == .suppressed(lastSentAtMillis: Self.now - 10_000, untilMillis: Self.now + 20_000))
+        #expect(try Self.decide(config, lastSentAt: .date(Double(Self.now - 10_000) / 1000)) == .suppressed(lastSentAtMillis: Self.now - 10_000, untilMillis: Self.now + 20_000))
+        guard case .post = try Self.decide(config, lastSentAt: .string("yesterday")) else { Issue.record("suppressed by a string"); return }
+    }
+
+    @Test func missingOrMalformedConfigurationsSayWhereAndWhat() {
+        #expect(throws: NotificationError.missingConfig(suite: Self.suite, key: Self.key)) { try Self.decide(nil) }
+        func message(_ json: String) -> String {
+            do { _ = try Self.decide(Self.config(json)); return "accepted" } catch { return error.description }
+        }
+        #expect(message(#"{"minIntervalSeconds":30}"#).contains("\(Self.suite)/\(Self.key) is malformed: 'payload' is missing"))
+        #expect(message(#"{"payload":{"body":"x"}}"#).contains("payload: 'title' is missing"))
+        #expect(message(#"{"payload":{"title":"x","interruptionLevel":"loud"}}"#).contains("unknown level 'loud'"))
+        #expect(message(#"{"payload":{"title":"x"},"minIntervalSeconds":"30"}"#).contains("'minIntervalSeconds' should be a number"))
+        #expect(message(#"{"payload":{"title":"x"},"minIntervalSeconds":-1}"#).contains("minimum interval"))
+        #expect(message(#"{"payload":{"title":""}}"#).contains("non-empty title"))
+        #expect(message(#"[1]"#).contains("expected a dictionary"))
+    }
+}

@@ -1,0 +1,118 @@
+#!/usr/bin/python3
+"""A recording freedesktop notification server for GroupSync's tests.
+
+Owns org.freedesktop.Notifications on the session bus (DBUS_SESSION_BUS_ADDRESS) and appends one JSON line per
+call to the log file: Notify (app_name, replaces_id, summary, body, hints, expire_timeout, and the number it
+returned) and CloseNotification. Numbers start at 1 for every server start, like dunst's, which is the hazard the
+notifier must respect. Prints "ready <unique bus name>" on stdout once it owns the name; exits on SIGTERM.
+
+Run it with Debian's /usr/bin/python3, which has python3-dbus and python3-gi (a pyenv python may not).
+"""
+import argparse
+import json
+import signal
+import sys
+
+import dbus
+import dbus.mainloop.glib
+import dbus.service
+from gi.repository import GLib
+
+NAME = "org.freedesktop.Notifications"
+PATH = "/org/freedesktop/Notifications"
+
+
+def plain(value):
+    """D-Bus values as JSON values. dbus.Boolean and dbus.Byte are ints in Python: Boolean is checked first."""
+    if isinstance(value, dbus.Boolean):
+        return bool(value)
+    if isinstance(value, (int, dbus.Byte)):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, (dbus.Array, list, tuple, dbus.Struct)):
+        return [plain(v) for v in value]
+    if isinstance(value, (dbus.Dictionary, dict)):
+        return {str(k): plain(v) for k, v in value.items()}
+    return repr(value)
+
+
+class Server(dbus.service.Object):
+    def __init__(self, bus, log):
+        super().__init__(bus, PATH)
+        self.log = log
+        self.next_id = 1
+        self.issued = set()
+        self.on_screen = set()
+
+    def record(self, **fields):
+        self.log.write(json.dumps(fields, sort_keys=True) + "\n")
+        self.log.flush()
+
+    @dbus.service.method(NAME, in_signature="susssasa{sv}i", out_signature="u")
+    def Notify(self, app_name, replaces_id, app_icon, summary, body, actions, hints, expire_timeout):
+        # The spec: a replaces_id this server gave out comes back as the answer. One it never gave (a number
+        # from an earlier server instance) gets a fresh number here.
+        if replaces_id != 0 and replaces_id in self.issued:
+            number = int(replaces_id)
+        else:
+            number = self.next_id
+            self.next_id += 1
+            self.issued.add(number)
+        self.on_screen.add(number)
+        self.record(event="Notify", app_name=str(app_name), replaces_id=int(replaces_id), app_icon=str(app_icon),
+                    summary=str(summary), body=str(body), actions=plain(actions), hints=plain(hints),
+                    expire_timeout=int(expire_timeout), returned=number)
+        return dbus.UInt32(number)
+
+    @dbus.service.method(NAME, in_signature="u", out_signature="")
+    def CloseNotification(self, number):
+        known = int(number) in self.on_screen
+        self.record(event="CloseNotification", id=int(number), known=known)
+        if not known:
+            # The spec: "If the notification no longer exists, an empty D-BUS Error message is sent back."
+            raise dbus.exceptions.DBusException("no such notification", name="org.freedesktop.Notifications.Error.NotFound")
+        self.on_screen.discard(int(number))
+        self.NotificationClosed(dbus.UInt32(number), dbus.UInt32(3))
+
+    @dbus.service.method(NAME, in_signature="", out_signature="as")
+    def GetCapabilities(self):
+        return ["body", "persistence"]
+
+    @dbus.service.method(NAME, in_signature="", out_signature="ssss")
+    def GetServerInformation(self):
+        return ("groupsync-recorder", "GroupSync tests", "1.0", "1.2")
+
+    @dbus.service.signal(NAME, signature="uu")
+    def NotificationClosed(self, number, reason):
+        pass
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--log", required=True, help="file to append one JSON line per call to")
+    args = parser.parse_args()
+    # A threaded parent (a test runner) may have started us with SIGTERM blocked; the test ends us with it.
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+
+    dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
+    bus = dbus.SessionBus()
+    log = open(args.log, "a", encoding="utf-8")
+    server = Server(bus, log)
+    reply = bus.request_name(NAME, dbus.bus.NAME_FLAG_DO_NOT_QUEUE)
+    if reply != dbus.bus.REQUEST_NAME_REPLY_PRIMARY_OWNER:
+        print("another server owns " + NAME, file=sys.stderr)
+        return 2
+    server.record(event="ready", instance=bus.get_unique_name())
+    print("ready " + bus.get_unique_name(), flush=True)
+
+    loop = GLib.MainLoop()
+    GLib.unix_signal_add(GLib.PRIORITY_DEFAULT, signal.SIGTERM, loop.quit)
+    loop.run()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

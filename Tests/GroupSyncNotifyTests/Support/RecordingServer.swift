@@ -1,0 +1,41 @@
+import Foundation
+import GroupSyncCore
+
+/// The Python recording notification server, on a given bus. Each start is a new server instance that numbers
+/// from 1, like a real server after a restart.
+final class RecordingServer {
+    let log: String
+    private(set) var instance: String = ""
+    private var process: ChildProcess?
+
+    init(log: String) { self.log = log }
+
+    func start(busAddress: String) throws {
+        var environment = ProcessInfo.processInfo.environment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = busAddress
+        let child = try ChildProcess(NotifyTestTools.python, [NotifyTestTools.recordingServer, "--log", log], environment: environment)
+        guard let line = try child.readLine(), line.hasPrefix("ready ") else {
+            child.terminate()
+            throw HarnessError("the recording notification server did not start")
+        }
+        instance = String(line.dropFirst("ready ".count))
+        process = child
+    }
+
+    func stop() {
+        process?.terminate()
+        process = nil
+    }
+
+    deinit { stop() }
+
+    /// Every call recorded so far, across all starts, as dictionaries.
+    func calls(_ event: String? = nil) throws -> [[String: Value]] {
+        guard let text = try? String(contentsOfFile: log, encoding: .utf8) else { return [] }
+        return try text.split(separator: "\n").compactMap { line in
+            guard case .dictionary(let fields) = try JSONParser.parse(String(line)) else { throw HarnessError("bad log line \(line)") }
+            guard event == nil || fields["event"] == .string(event!) else { return nil }
+            return fields
+        }
+    }
+}

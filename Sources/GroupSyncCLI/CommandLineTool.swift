@@ -5,7 +5,7 @@ public enum CommandLineTool {
     static let commands: [any Command.Type] = [
         InitCommand.self, IdCommand.self,
         SetCommand.self, GetCommand.self, DeleteCommand.self, ListCommand.self, WatchCommand.self,
-        PeerCommand.self, ServeCommand.self, StatusCommand.self,
+        PeerCommand.self, ServeCommand.self, StatusCommand.self, NotifyCommand.self,
         BalanceCommand.self, UsageCommand.self, FireCommand.self,
     ]
 

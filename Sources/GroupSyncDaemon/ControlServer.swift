@@ -84,7 +84,8 @@ final class ControlServer: @unchecked Sendable {
             switch command {
             case "status": answers.append(daemon.statusReport().json)
             case "get": answers.append(daemon.read(request))
-            default: answers.append(ControlResponse.error("unknown command '\(command)' (status, get, set, delete)"))
+            case "notify-post", "notify-dismiss", "notify-shield": answers.append(NotificationRequests.handle(command, request, daemon.notifications))
+            default: answers.append(ControlResponse.error("unknown command '\(command)' (status, get, set, delete, notify-post, notify-dismiss, notify-shield)"))
             }
         }
         flushWrites()

@@ -1,5 +1,6 @@
 import Glibc
 import GroupSyncCore
+import GroupSyncNotify
 import GroupSyncStore
 import GroupSyncTransport
 import Synchronization
@@ -48,6 +49,7 @@ public final class Daemon: @unchecked Sendable {
     /// Reads for control-socket clients, on their own SQLite connection.
     private let reader: Store
     private let readLock = Mutex(())
+    let notifications: NotificationService
 
     public private(set) var boundAddress: ListenAddress
 
@@ -64,6 +66,9 @@ public final class Daemon: @unchecked Sendable {
             let home = configuration.home
             writer.didCommit = { ChangeSignal.post(home: home) }
             committer = GroupCommitter(store: writer)
+            let notificationStore = try Store(path: configuration.home.storePath, device: certificate.deviceID)
+            notificationStore.didCommit = { ChangeSignal.post(home: home) }
+            notifications = NotificationService(store: notificationStore, notifier: LibnotifyNotifier(), log: log, clock: WallClock.nowMillis)
         } catch {
             throw .store(error.description)
         }
@@ -97,6 +102,7 @@ public final class Daemon: @unchecked Sendable {
         spawnThread { [self] in acceptLoop(listener!) }
         spawnThread { [self] in watchLoop() }
         spawnThread { [self] in control!.serve() }
+        notifications.start()
         state.locked { for id in paired.keys { startDialer(id, context: context) } }
         self.context = context
 
@@ -120,6 +126,7 @@ public final class Daemon: @unchecked Sendable {
         watcher?.wake()
         control?.close()
         committer.stop()
+        notifications.stop()
         for connection in live { connection.stop(reason: "the device is shutting down") }
         for connection in live { connection.waitUntilFinished(millis: 2000) }
     }
@@ -293,6 +300,7 @@ public final class Daemon: @unchecked Sendable {
                 do { try reloadPeers() } catch { log.write("event=peers-unreadable error=\"\(error)\"") }
                 let live = state.locked { Array(connections.values) }
                 for connection in live { connection.localChangesAvailable() }
+                notifications.changed()
                 BalanceAgent.changed(store: store, home: configuration.home, connectedPeers: live, log: log, nowMillis: clock())
             }
         }

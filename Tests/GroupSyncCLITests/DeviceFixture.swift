@@ -25,10 +25,11 @@ final class TestDevice {
     var address: String { "127.0.0.1:\(port)" }
 
     /// Starts `serve`; the first start picks a free port, later starts reuse it so peers can redial.
-    func start() throws {
+    func start(environment extra: [String: String] = [:]) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: GroupSyncBinary.path)
         process.arguments = ["--home", cli.home, "serve", "--listen", "127.0.0.1:\(port)"]
+        process.environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }
         if !FileManager.default.fileExists(atPath: logPath) { _ = FileManager.default.createFile(atPath: logPath, contents: nil) }
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         log.seekToEndOfFile()

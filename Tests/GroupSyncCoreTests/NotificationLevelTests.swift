@@ -50,11 +50,11 @@ import Testing
     }
 
     @Test func onlyLocalSuitesAreLocalOnly() {
-        #expect(NotificationSuites.isLocalOnly(NotificationSuites.localRecords))
-        #expect(NotificationSuites.isLocalOnly(NotificationSuites.display))
-        #expect(!NotificationSuites.isLocalOnly(NotificationSuites.sharedRecords))
-        #expect(!NotificationSuites.isLocalOnly("groupsync.localx"))
-        #expect(!NotificationSuites.isLocalOnly("group.com.honorfit.blocker"))
+        #expect(LocalSuites.isLocalOnly(NotificationSuites.localRecords))
+        #expect(LocalSuites.isLocalOnly(NotificationSuites.display))
+        #expect(!LocalSuites.isLocalOnly(NotificationSuites.sharedRecords))
+        #expect(!LocalSuites.isLocalOnly("groupsync.localx"))
+        #expect(!LocalSuites.isLocalOnly("group.com.honorfit.blocker"))
     }
 
     @Test func requestsAreValidated() throws {

@@ -20,6 +20,9 @@ public struct BalanceSummary: Equatable, Sendable {
     /// True once the balance reached zero through spending, until minutes are earned or an extension
     /// is granted. Derived from replicated records only, so every converged device agrees on it.
     public var timeUp: Bool
+    /// The latest spend (or usage charge) on any device, epoch ms; 0 if none. It names a "time's up" episode:
+    /// every device that sees the same records posts that episode's notification once.
+    public var lastSpendMillis: Int64
 
     public init(ledger: BalanceLedger, me: DeviceID, today: CivilDate, calendar: LocalCalendar) {
         day = today
@@ -48,6 +51,7 @@ public struct BalanceSummary: Equatable, Sendable {
         for (_, byMonitor) in ledger.charges { for charge in byMonitor.values where charge.ms > 0 { lastSpend = max(lastSpend, charge.at) } }
         for record in ledger.earned.values { lastCredit = max(lastCredit, record.lastAt) }
         timeUp = remainingMs == 0 && lastSpend > 0 && lastSpend >= lastCredit
+        lastSpendMillis = lastSpend
     }
 
     public var remainingMinutes: Double { BalanceAmount.minutes(remainingMs) }

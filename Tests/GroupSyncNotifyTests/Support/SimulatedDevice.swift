@@ -94,12 +94,12 @@ final class SimulatedDevice {
     // MARK: Replication
 
     /// What replication may send: nothing from a local-only suite.
-    var replicated: [Entry] { entries.values.filter { !NotificationSuites.isLocalOnly($0.suite) } }
+    var replicated: [Entry] { entries.values.filter { !LocalSuites.isLocalOnly($0.suite) } }
 
     /// Applies entries from a peer (last writer wins) and presents every notification ID they touched.
     func receive(_ incoming: [Entry], now: Int64) {
         var touched: Set<String> = []
-        for entry in incoming where !NotificationSuites.isLocalOnly(entry.suite) {
+        for entry in incoming where !LocalSuites.isLocalOnly(entry.suite) {
             let key = Key(suite: entry.suite, key: entry.key)
             guard LastWriterWins.wins(entry, over: entries[key]) else { continue }
             try? clock.observe(entry.version.hlc, physicalMillis: now)

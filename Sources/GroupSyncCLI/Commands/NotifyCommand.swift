@@ -1,0 +1,144 @@
+import GroupSyncCore
+import GroupSyncDaemon
+import GroupSyncStore
+
+/// `groupsync notify post|dismiss|shield`: desktop notifications, served by the running daemon.
+enum NotifyCommand: Command {
+    static let name = "notify"
+    static let summary = "post, dismiss or shield-post a fixed-ID desktop notification (through the daemon)"
+    static let help = """
+        usage: groupsync notify post --id ID --title TITLE [--body BODY] [--level passive|active|timeSensitive|critical]
+                                     [--min-interval SECONDS] [--scope local|all] [--ttl SECONDS]
+                                     [--activity NAME] [--callback NAME] [--event NAME] [--app NAME] [--json]
+               groupsync notify dismiss --id ID [--json]
+               groupsync notify shield --suite SUITE --config-key KEY --app NAME [--json]
+
+        Served by the running daemon ('groupsync serve'), which shows notifications through the desktop's
+        notification server (libnotify).
+
+        post     shows TITLE/BODY under the fixed ID: a post with an ID already shown replaces it in place, also
+                 after a restart. Within --min-interval seconds (default 30) of the last post of the same ID the
+                 post is suppressed and reported. --level: passive (low urgency, no sound), active (default),
+                 timeSensitive (stays until dismissed), critical. --scope all shows it on every paired device;
+                 a device that comes back more than --ttl seconds (default 3600) after the post does not show it.
+                 {activityName}, {callbackName}, {eventName}, {applicationOrDomainDisplayName} in the text are
+                 filled from --activity, --callback, --event, --app; other placeholders are left as written.
+        dismiss  closes the notification, on every device for --scope all posts.
+        shield   posts the "shield shown" notification configured in SUITE under KEY ({payload: {title, body,
+                 …}, minIntervalSeconds}), debounced by KEY + "LastSentAt" in the same suite, as the seed app does.
+
+        Exit codes: 0 done (shown, replaced, suppressed or waiting for a notification server: see the output),
+        1 nothing posted under that ID (dismiss), 2 bad usage or input, 3 no daemon running or it failed.
+
+          --json          print the daemon's answer as JSON: ok, id, result (shown, closed, unchanged,
+                          suppressed, waiting, failed), reason
+        \(homeHelp)
+        """
+    static let flags = FlagSpec.with(
+        valued: ["--id", "--title", "--body", "--level", "--min-interval", "--scope", "--ttl", "--activity", "--callback", "--event", "--app", "--suite", "--config-key"],
+        switches: ["--json"])
+
+    static func run(_ arguments: ParsedArguments, _ invocation: Invocation) throws(CLIError) {
+        guard let verb = arguments.positionals.first else { throw .usage("missing post, dismiss or shield") }
+        guard arguments.positionals.count == 1 else { throw .usage("unexpected argument '\(arguments.positionals[1])'") }
+        let request: JSONObject
+        switch verb {
+        case "post": request = try postRequest(arguments)
+        case "dismiss": request = try dismissRequest(arguments)
+        case "shield": request = try shieldRequest(arguments)
+        default: throw .usage("unknown notify command '\(verb)': use post, dismiss or shield")
+        }
+        let context = try DeviceContext.open(home: invocation.home(arguments))
+        guard let answer = ControlClient.request(home: context.home, request.text) else {
+            throw .failure("no daemon is running on \(context.home.path): start 'groupsync serve' (notifications are shown by the daemon)")
+        }
+        guard case .dictionary(let object)? = try? JSONParser.parse(answer) else { throw .failure("the daemon gave an unreadable answer: \(answer)") }
+        if arguments.has("--json") { Console.out(answer) }
+        guard object["ok"] == .bool(true) else {
+            let message = if case .string(let text)? = object["error"] { text } else { answer }
+            if object["notFound"] == .bool(true) { throw .notFound(message) }
+            throw .failure(message)
+        }
+        if !arguments.has("--json") {
+            let result = if case .string(let text)? = object["result"] { text } else { "done" }
+            var line = result
+            if case .string(let reason)? = object["reason"] { line += ": " + reason }
+            if case .double(let seconds)? = object["retryInSeconds"] { line += ": posted too recently; posts go through again in \(Int(seconds.rounded(.up))) s" }
+            Console.out(line)
+        }
+    }
+
+    private static func postRequest(_ arguments: ParsedArguments) throws(CLIError) -> JSONObject {
+        try only(arguments, allowed: ["--id", "--title", "--body", "--level", "--min-interval", "--scope", "--ttl", "--activity", "--callback", "--event", "--app"], verb: "post")
+        guard let id = arguments.value("--id") else { throw .usage("post needs --id") }
+        guard let title = arguments.value("--title") else { throw .usage("post needs --title") }
+        var object = JSONObject()
+        object.add("command", "notify-post")
+        object.add("id", id)
+        object.add("title", title)
+        if let body = arguments.value("--body") { object.add("body", body) }
+        do {
+            let level = try arguments.value("--level").map { text throws(NotificationError) in try NotificationLevel(parsing: text) }
+            let scope = try arguments.value("--scope").map { text throws(NotificationError) in try NotificationScope(parsing: text) }
+            let minInterval = try seconds(arguments, "--min-interval")
+            let ttl = try seconds(arguments, "--ttl")
+            // Validated here too, so bad input is refused before anything reaches the daemon.
+            _ = try NotificationRequest(id: id, content: NotificationContent(title: title, body: arguments.value("--body") ?? "", level: level ?? .default),
+                                        minIntervalSeconds: minInterval ?? NotificationRequest.defaultMinIntervalSeconds,
+                                        scope: scope ?? .default, ttlSeconds: ttl ?? NotificationRequest.defaultTTLSeconds)
+            if let level { object.add("level", level.rawValue) }
+            if let scope { object.add("scope", scope.rawValue) }
+            if let minInterval { object.add("minInterval", .double(minInterval)) }
+            if let ttl { object.add("ttl", .double(ttl)) }
+        } catch let error as CLIError {
+            throw error
+        } catch {
+            throw .badInput("\(error)")
+        }
+        var placeholders: [String: Value] = [:]
+        for (flag, name) in [("--activity", "activityName"), ("--callback", "callbackName"), ("--event", "eventName"), ("--app", "applicationOrDomainDisplayName")] {
+            if let text = arguments.value(flag) { placeholders[name] = .string(text) }
+        }
+        if !placeholders.isEmpty { object.add("placeholders", .dictionary(placeholders)) }
+        return object
+    }
+
+    private static func dismissRequest(_ arguments: ParsedArguments) throws(CLIError) -> JSONObject {
+        try only(arguments, allowed: ["--id"], verb: "dismiss")
+        guard let id = arguments.value("--id") else { throw .usage("dismiss needs --id") }
+        do { try NotificationRequest.validate(id: id) } catch { throw .badInput(error.description) }
+        var object = JSONObject()
+        object.add("command", "notify-dismiss")
+        object.add("id", id)
+        return object
+    }
+
+    private static func shieldRequest(_ arguments: ParsedArguments) throws(CLIError) -> JSONObject {
+        try only(arguments, allowed: ["--suite", "--config-key", "--app"], verb: "shield")
+        guard let suite = arguments.value("--suite"), let key = arguments.value("--config-key"), let app = arguments.value("--app") else {
+            throw .usage("shield needs --suite, --config-key and --app")
+        }
+        do { try Store.validate(suite: suite, key: key) } catch { throw error.asCLIError }
+        var object = JSONObject()
+        object.add("command", "notify-shield")
+        object.add("suite", suite)
+        object.add("configKey", key)
+        object.add("app", app)
+        return object
+    }
+
+    /// Each verb takes its own flags; one meant for another verb is a usage error, not silently ignored.
+    private static func only(_ arguments: ParsedArguments, allowed: Set<String>, verb: String) throws(CLIError) {
+        for flag in arguments.values.keys where flag != "--home" && !allowed.contains(flag) {
+            throw .usage("\(flag) does not go with 'notify \(verb)'")
+        }
+    }
+
+    private static func seconds(_ arguments: ParsedArguments, _ flag: String) throws(CLIError) -> Double? {
+        guard let text = arguments.value(flag) else { return nil }
+        guard let seconds = Double(text), seconds.isFinite, seconds >= 0, !text.isEmpty else {
+            throw .badInput("\(flag) expects a number of seconds, got '\(text)'")
+        }
+        return seconds
+    }
+}

@@ -1,0 +1,68 @@
+import GroupSyncCore
+
+/// The control socket's notification commands, turned into calls on the notification service.
+///
+/// `notify-post`: `id`, `title`, and optionally `body`, `level`, `minInterval`, `scope`, `ttl` (seconds), plus
+/// `placeholders` (an object of `activityName`, `callbackName`, `eventName`, `applicationOrDomainDisplayName`).
+/// `notify-dismiss`: `id`. `notify-shield`: `suite`, `configKey`, `app`.
+enum NotificationRequests {
+    static func handle(_ command: String, _ request: [String: Value], _ service: NotificationService) -> String {
+        do {
+            switch command {
+            case "notify-post":
+                let post = try parsePost(request)
+                return service.onWorker { $0.post(post) }
+            case "notify-dismiss":
+                let id = try string(request, "id")
+                try NotificationRequest.validate(id: id)
+                return service.onWorker { $0.dismiss(id: id) }
+            default:
+                let suite = try string(request, "suite"), configKey = try string(request, "configKey"), app = try string(request, "app")
+                return service.onWorker { $0.shield(suite: suite, configKey: configKey, app: app) }
+            }
+        } catch {
+            return ControlResponse.error("\(error)")
+        }
+    }
+
+    private static func parsePost(_ request: [String: Value]) throws -> NotificationRequest {
+        var placeholders = NotificationPlaceholders()
+        if case .dictionary(let given)? = request["placeholders"] {
+            for (name, value) in given {
+                guard let known = NotificationPlaceholders.Name(rawValue: name), case .string(let text) = value else {
+                    throw TypedJSONError("unknown placeholder '\(name)' (activityName, callbackName, eventName, applicationOrDomainDisplayName)")
+                }
+                placeholders.values[known] = text
+            }
+        }
+        let content = NotificationContent(title: try string(request, "title"), body: try optionalString(request, "body") ?? "",
+                                          level: try optionalString(request, "level").map { text throws in try NotificationLevel(parsing: text) } ?? .default)
+        return try NotificationRequest(
+            id: try string(request, "id"), content: content.filling(placeholders),
+            minIntervalSeconds: try seconds(request, "minInterval") ?? NotificationRequest.defaultMinIntervalSeconds,
+            scope: try optionalString(request, "scope").map { text throws in try NotificationScope(parsing: text) } ?? .default,
+            ttlSeconds: try seconds(request, "ttl") ?? NotificationRequest.defaultTTLSeconds)
+    }
+
+    private static func string(_ request: [String: Value], _ field: String) throws -> String {
+        guard let text = try optionalString(request, field) else { throw TypedJSONError("give \(field) as a string") }
+        return text
+    }
+
+    private static func optionalString(_ request: [String: Value], _ field: String) throws -> String? {
+        switch request[field] {
+        case nil: return nil
+        case .string(let text)?: return text
+        default: throw TypedJSONError("\(field) must be a string")
+        }
+    }
+
+    private static func seconds(_ request: [String: Value], _ field: String) throws -> Double? {
+        switch request[field] {
+        case nil: return nil
+        case .int(let n)?: return Double(n)
+        case .double(let d)?: return d
+        default: throw TypedJSONError("\(field) must be a number of seconds")
+        }
+    }
+}

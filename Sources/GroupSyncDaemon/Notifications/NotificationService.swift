@@ -1,0 +1,291 @@
+import GroupSyncCore
+import GroupSyncNotify
+import GroupSyncStore
+
+/// The daemon's notifications: posts and dismissals from the control socket, records replicated from peers,
+/// the shield-shown signal, and the balance's "time's up". Everything that touches libnotify runs on one
+/// worker thread: libnotify and GLib are not thread-safe, and a hung notification server must never stall
+/// replication.
+///
+/// State lives in the store (records, display state, debounce times), so a restart resumes where it was.
+/// When there is no session bus or no server, the service says so once, keeps the IDs it could not show,
+/// and tries them again while (and only while) something is waiting: no timer runs when nothing is pending.
+final class NotificationService: @unchecked Sendable {
+    private let store: Store
+    private let presenter: NotificationPresenter
+    private let log: DaemonLog
+    private let clock: @Sendable () -> Int64
+    let timesUp: TimesUpNotifications
+
+    private let jobs = Condition()
+    private nonisolated(unsafe) var queue: [@Sendable () -> Void] = []
+    private nonisolated(unsafe) var changedPending = false
+    private nonisolated(unsafe) var running = true
+
+    // Worker-thread state.
+    private nonisolated(unsafe) var cursor: Int64 = 0
+    private nonisolated(unsafe) var waitingForServer: Set<String> = []
+    private nonisolated(unsafe) var saidUnavailable = false
+    private nonisolated(unsafe) var lastRetryMillis: Int64 = 0
+
+    /// How long to wait before trying a missing notification server again, while something waits for one.
+    static let retryMillis: Int64 = 30_000
+
+    init(store: Store, notifier: any Notifier, log: DaemonLog, clock: @escaping @Sendable () -> Int64) {
+        self.store = store
+        self.presenter = NotificationPresenter(notifier: notifier, device: store.device)
+        self.log = log
+        self.clock = clock
+        self.timesUp = TimesUpNotifications()
+    }
+
+    func start() {
+        spawnThread { [self] in workerLoop() }
+    }
+
+    func stop() {
+        jobs.locked { running = false }
+        jobs.broadcast()
+    }
+
+    /// Something was committed on this machine: look for notification records (and balance changes) in it.
+    func changed() {
+        jobs.locked { changedPending = true }
+        jobs.broadcast()
+    }
+
+    /// Runs `body` on the worker thread and waits for its answer.
+    func onWorker(_ body: @escaping @Sendable (NotificationService) -> String) -> String {
+        let answer = Answer()
+        jobs.locked { queue.append { [self] in answer.set(body(self)) } }
+        jobs.broadcast()
+        return answer.wait()
+    }
+
+    // MARK: Requests (worker thread)
+
+    func post(_ request: NotificationRequest) -> String {
+        let now = clock()
+        do {
+            let current = try currentRecord(request.id)
+            switch NotificationPosting.post(request, current: current, device: store.device, nowMillis: now) {
+            case .suppressed(let last, let until):
+                log.write("event=notification-suppressed id=\(quoted(request.id)) last_posted_ms_ago=\(now - last) until_ms=\(until - now)")
+                var object = JSONObject()
+                object.add("ok", true)
+                object.add("id", request.id)
+                object.add("result", "suppressed")
+                object.add("retryInSeconds", .double(Double(until - now) / 1000))
+                return object.text
+            case .accepted(let record):
+                try store.set(record.value, suite: record.suite, key: record.id)
+                return answer(for: present(request.id), id: request.id)
+            }
+        } catch {
+            return ControlResponse.error("\(error)")
+        }
+    }
+
+    func dismiss(id: String) -> String {
+        do {
+            switch NotificationPosting.dismiss(current: try currentRecord(id), device: store.device, nowMillis: clock()) {
+            case .nothingPosted:
+                return ControlResponse.error("no notification '\(id)' was posted", notFound: true)
+            case .alreadyDismissed:
+                return answer(for: present(id), id: id)
+            case .accepted(let record):
+                try store.set(record.value, suite: record.suite, key: record.id)
+                return answer(for: present(id), id: id)
+            }
+        } catch {
+            return ControlResponse.error("\(error)")
+        }
+    }
+
+    /// The seed's shield-shown notification: the configuration written beforehand in the app's suite, debounced
+    /// by the `…LastSentAt` kept beside it, written only once the post was accepted.
+    func shield(suite: String, configKey: String, app: String) -> String {
+        let now = clock()
+        do {
+            let lastSentAtKey = ShieldNotificationConfig.lastSentAtKey(configKey: configKey)
+            let outcome = try ShieldNotification.decide(
+                config: try store.entry(suite: suite, key: configKey)?.value,
+                lastSentAt: try store.entry(suite: suite, key: lastSentAtKey)?.value,
+                suite: suite, configKey: configKey, appName: app, nowMillis: now)
+            switch outcome {
+            case .suppressed(let last, let until):
+                log.write("event=shield-notification-suppressed suite=\(quoted(suite)) last_sent_ms_ago=\(now - last)")
+                var object = JSONObject()
+                object.add("ok", true)
+                object.add("result", "suppressed")
+                object.add("retryInSeconds", .double(Double(until - now) / 1000))
+                return object.text
+            case .post(let request, let lastSentAt):
+                let answer = post(request)
+                if answer.contains(#""ok":true"#) && !answer.contains(#""result":"suppressed""#) {
+                    try store.set(lastSentAt, suite: suite, key: lastSentAtKey)
+                }
+                return answer
+            }
+        } catch {
+            return ControlResponse.error("\(error)")
+        }
+    }
+
+    // MARK: Worker
+
+    private func workerLoop() {
+        presentAll()
+        cursor = (try? store.lastSequence()) ?? 0
+        while true {
+            var work: [@Sendable () -> Void] = []
+            var scan = false
+            var retry = false
+            let keepGoing = jobs.locked { () -> Bool in
+                if queue.isEmpty && !changedPending && running {
+                    if waitingForServer.isEmpty {
+                        jobs.wait()
+                    } else {
+                        jobs.wait(millis: Self.retryMillis)
+                        retry = queue.isEmpty && !changedPending
+                    }
+                }
+                work = queue
+                queue.removeAll()
+                scan = changedPending
+                changedPending = false
+                return running
+            }
+            guard keepGoing else { return }
+            for job in work { job() }
+            if scan { scanChanges() }
+            // Any activity is also a chance to find a server that appeared, but at most every 2 s, so a busy
+            // machine without one does not ask the bus at every write.
+            if scan && !waitingForServer.isEmpty && clock() - lastRetryMillis >= 2000 { retry = true }
+            if retry {
+                lastRetryMillis = clock()
+                for id in waitingForServer.sorted() { _ = present(id) }
+            }
+        }
+    }
+
+    /// Presents every ID that has a record: at start-up, the state in the store may have changed while the
+    /// daemon was down (a dismiss from a peer, a server restart).
+    private func presentAll() {
+        var ids = Set<String>()
+        for suite in [NotificationSuites.sharedRecords, NotificationSuites.localRecords] {
+            for entry in (try? store.liveEntries(suite: suite)) ?? [] { ids.insert(entry.key) }
+        }
+        for id in ids.sorted() { _ = present(id) }
+        timesUp.check(service: self, store: store, nowMillis: clock())
+    }
+
+    private func scanChanges() {
+        var ids = Set<String>()
+        var balanceChanged = false
+        while true {
+            guard let changes = try? store.changes(after: cursor, limit: 5000), !changes.isEmpty else { break }
+            for change in changes {
+                let suite = change.entry.suite
+                if suite == NotificationSuites.sharedRecords || suite == NotificationSuites.localRecords { ids.insert(change.entry.key) }
+                if suite == BalanceSuite.name { balanceChanged = true }
+            }
+            cursor = changes.last!.sequence
+        }
+        for id in ids.sorted() { _ = present(id) }
+        if balanceChanged { timesUp.check(service: self, store: store, nowMillis: clock()) }
+    }
+
+    /// Shows, replaces, closes or leaves the notification of `id` as its record says, and stores what is on screen.
+    private func present(_ id: String) -> NotificationPresenter.Outcome? {
+        let record: NotificationRecord?
+        let display: NotificationDisplay?
+        do {
+            record = try currentRecord(id)
+            display = try store.entry(suite: NotificationSuites.display, key: id)?.value.map { try NotificationDisplay(id: id, value: $0) }
+        } catch {
+            log.write("event=notification-unreadable id=\(quoted(id)) error=\(quoted("\(error)"))")
+            return nil
+        }
+        let outcome = presenter.present(id: id, record: record, display: display, nowMillis: clock())
+        if let newDisplay = outcome.display {
+            do { try store.set(newDisplay.value, suite: NotificationSuites.display, key: id) } catch {
+                log.write("event=notification-state-unsaved id=\(quoted(id)) error=\(quoted("\(error)"))")
+            }
+        }
+        switch outcome.kind {
+        case .serverUnavailable(let reason):
+            waitingForServer.insert(id)
+            if !saidUnavailable {
+                saidUnavailable = true
+                log.write("event=notification-server-unavailable reason=\(quoted(reason)) action=\"keep state, show when a server appears\"")
+            }
+        case .done(let plan):
+            if saidUnavailable {
+                saidUnavailable = false
+                log.write("event=notification-server-available")
+            }
+            waitingForServer.remove(id)
+            if case .nothing = plan.action {} else { log.write("event=notification id=\(quoted(id)) \(quoted(outcome.description))") }
+        case .failed:
+            waitingForServer.remove(id)
+            log.write("event=notification-failed id=\(quoted(id)) \(quoted(outcome.description))")
+        }
+        return outcome
+    }
+
+    private func currentRecord(_ id: String) throws -> NotificationRecord? {
+        var records: [NotificationRecord?] = []
+        for suite in [NotificationSuites.sharedRecords, NotificationSuites.localRecords] {
+            if let value = try store.entry(suite: suite, key: id)?.value {
+                records.append(try NotificationRecord(id: id, value: value, suite: suite))
+            }
+        }
+        return NotificationRecord.current(records)
+    }
+
+    private func answer(for outcome: NotificationPresenter.Outcome?, id: String) -> String {
+        var object = JSONObject()
+        object.add("ok", true)
+        object.add("id", id)
+        switch outcome?.kind {
+        case .done(let plan)?:
+            switch plan.action {
+            case .show: object.add("result", "shown")
+            case .close: object.add("result", "closed")
+            case .nothing, .forget: object.add("result", "unchanged")
+            }
+            object.add("reason", "\(plan.reason)")
+        case .serverUnavailable(let reason)?:
+            object.add("result", "waiting")
+            object.add("reason", "no notification server (\(reason)); it will be shown when one appears")
+        case .failed(_, let reason)?:
+            object.add("result", "failed")
+            object.add("reason", reason)
+        case nil:
+            object.add("result", "failed")
+            object.add("reason", "the notification state could not be read")
+        }
+        return object.text
+    }
+
+    private func quoted(_ text: String) -> String { JSONWriter.string(for: .string(text)) }
+}
+
+/// A one-shot answer handed from the worker thread back to a waiting control-socket thread.
+private final class Answer: @unchecked Sendable {
+    private let condition = Condition()
+    private var value: String?
+
+    func set(_ answer: String) {
+        condition.locked { value = answer }
+        condition.broadcast()
+    }
+
+    func wait() -> String {
+        condition.locked {
+            while value == nil { condition.wait() }
+            return value!
+        }
+    }
+}

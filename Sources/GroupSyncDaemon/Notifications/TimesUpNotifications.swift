@@ -1,0 +1,56 @@
+import GroupSyncCore
+import GroupSyncStore
+
+/// "Time's up" and the countdown, driven by the replicated balance: every device sees the same records, so
+/// every device posts the same episode's "time's up" once — not once per usage event, not again after a
+/// reconnect (the episode already posted is remembered in a local-only suite) — and earning or extending,
+/// which ends the episode, takes it down again.
+final class TimesUpNotifications: @unchecked Sendable {
+    static let timesUpID = "groupsync.timesUp"
+    static let countdownID = "groupsync.countdown"
+    /// Which episode this device has posted, and which spend the countdown last showed. Local only.
+    static let stateSuite = LocalSuites.prefix + "balance-notifications"
+
+    func check(service: NotificationService, store: Store, nowMillis: Int64) {
+        guard let summary = try? store.updateBalance(nowMillis: nowMillis, { $0.summary }) else { return }
+        let postedEpisode = Self.int(store, "timesUpEpisode")
+        if summary.timeUp {
+            if postedEpisode != summary.lastSpendMillis {
+                _ = service.post(Self.request(id: Self.timesUpID, title: "Time's up",
+                                              body: "No minutes left. Earn more, or solve a puzzle for an extension.",
+                                              level: .timeSensitive))
+                Self.store(store, "timesUpEpisode", summary.lastSpendMillis)
+                _ = service.dismiss(id: Self.countdownID)
+            }
+            return
+        }
+        if postedEpisode != nil {
+            // Minutes were earned or an extension granted: the episode is over everywhere.
+            _ = service.dismiss(id: Self.timesUpID)
+            try? store.delete(suite: Self.stateSuite, key: "timesUpEpisode")
+        }
+        // The passive countdown follows usage: updated in place (same ID) whenever a spend moved the balance.
+        if summary.lastSpendMillis > 0, Self.int(store, "countdownSpend") != summary.lastSpendMillis {
+            let minutes = summary.remainingMinutes
+            let shown = minutes == minutes.rounded() ? String(Int(minutes)) : String(minutes)
+            _ = service.post(Self.request(id: Self.countdownID, title: "Screen time", body: "\(shown) min left", level: .passive))
+            Self.store(store, "countdownSpend", summary.lastSpendMillis)
+        }
+    }
+
+    private static func request(id: String, title: String, body: String, level: NotificationLevel) -> NotificationRequest {
+        // A local post on each device (the balance itself is what replicates), never debounced: each episode
+        // or usage step is news once.
+        try! NotificationRequest(id: id, content: NotificationContent(title: title, body: body, level: level),
+                                 minIntervalSeconds: 0, scope: .local)
+    }
+
+    private static func int(_ store: Store, _ key: String) -> Int64? {
+        if case .int(let value)? = try? store.entry(suite: stateSuite, key: key)?.value { return value }
+        return nil
+    }
+
+    private static func store(_ store: Store, _ key: String, _ value: Int64) {
+        _ = try? store.set(.int(value), suite: stateSuite, key: key)
+    }
+}

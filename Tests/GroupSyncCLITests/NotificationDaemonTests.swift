@@ -1,0 +1,115 @@
+import Foundation
+import Testing
+import GroupSyncCore
+
+/// `groupsync notify` through real daemons, each on its own private session bus with a recording server.
+@Suite(.serialized, .enabled(if: TestSessionBus.available, "needs dbus-daemon (apt: dbus) and /usr/bin/python3 with python3-dbus and python3-gi"))
+struct NotificationDaemonTests {
+    @Test func fixedIDsReplaceInPlaceDebounceAndDismissAcrossRestarts() throws {
+        let folder = TemporaryFolder()
+        let bus = try TestSessionBus(log: folder.path + "/calls.jsonl")
+        try bus.startServer()
+        let a = try TestDevice("a", in: folder)
+        try a.start(environment: bus.environment)
+
+        let first = try a.cli.run("notify", "post", "--id", "timesUp", "--title", "Time's up in {activityName}", "--activity", "Focus", "--min-interval", "0")
+        #expect(first.status == 0 && first.stdout.hasPrefix("shown"), "\(first.stdout)\(first.stderr)")
+        var notifies = bus.calls("Notify")
+        #expect(notifies.first?["summary"] == .string("Time's up in Focus"))
+        #expect(notifies.first?["replaces_id"] == .int(0))
+        let number = notifies.first?["returned"]
+
+        try a.cli.run("notify", "post", "--id", "timesUp", "--title", "Still up", "--min-interval", "0", "--level", "passive")
+        notifies = bus.calls("Notify", atLeast: 2)
+        #expect(notifies.count == 2 && notifies[1]["replaces_id"] == number, "replaced in place")
+        guard case .dictionary(let hints)? = notifies.last?["hints"] else { Issue.record("no hints"); return }
+        #expect(hints["urgency"] == .int(0), "passive is low urgency: \(hints)")
+
+        // A restart keeps both the number (same server instance) and the debounce time.
+        a.stop()
+        try a.start(environment: bus.environment)
+        let debounced = try a.cli.run("notify", "post", "--id", "timesUp", "--title", "Again")
+        #expect(debounced.status == 0 && debounced.stdout.hasPrefix("suppressed"), "\(debounced.stdout)")
+        try a.cli.run("notify", "post", "--id", "timesUp", "--title", "After restart", "--min-interval", "0", "--level", "critical")
+        notifies = bus.calls("Notify", atLeast: 3)
+        #expect(notifies.count == 3 && notifies[2]["replaces_id"] == number)
+        if case .dictionary(let critical)? = notifies.last?["hints"] { #expect(critical["urgency"] == .int(2)) }
+
+        #expect(try a.cli.run("notify", "dismiss", "--id", "timesUp").status == 0)
+        #expect(bus.calls("CloseNotification").first?["id"] == number)
+        #expect(try a.cli.run("notify", "dismiss", "--id", "never").status == 1)
+    }
+
+    @Test func aServerRestartNeverReplacesAnotherAppsNotification() throws {
+        let folder = TemporaryFolder()
+        let bus = try TestSessionBus(log: folder.path + "/calls.jsonl")
+        try bus.startServer()
+        let a = try TestDevice("a", in: folder)
+        try a.start(environment: bus.environment)
+        try a.cli.run("notify", "post", "--id", "n", "--title", "one", "--min-interval", "0")
+        _ = bus.calls("Notify")
+        bus.stopServer()
+        try bus.startServer()  // a new instance numbering from 1 again
+        try a.cli.run("notify", "post", "--id", "n", "--title", "two", "--min-interval", "0")
+        let notifies = bus.calls("Notify", atLeast: 2)
+        #expect(notifies.count == 2 && notifies[1]["replaces_id"] == .int(0), "posted fresh, not over number 1 of the new server")
+    }
+
+    @Test func noServerAtFirstThenOneAppears() throws {
+        let folder = TemporaryFolder()
+        let bus = try TestSessionBus(log: folder.path + "/calls.jsonl")
+        let a = try TestDevice("a", in: folder)
+        try a.start(environment: bus.environment)
+        let waiting = try a.cli.run("notify", "post", "--id", "n", "--title", "hello")
+        #expect(waiting.status == 0 && waiting.stdout.hasPrefix("waiting"), "\(waiting.stdout)")
+        #expect(a.log.components(separatedBy: "notification-server-unavailable").count == 2, "said once")
+        try bus.startServer()
+        Thread.sleep(forTimeInterval: 2.1)
+        try a.cli.run("set", "s", "k", "any change")  // activity lets the daemon look for a server again
+        #expect(bus.calls("Notify").first?["summary"] == .string("hello"), "\(a.log)")
+        #expect(a.daemon?.isRunning == true)
+    }
+
+    @Test func scopeAllRelaysToPairedDevicesAndADismissAnywhereDismissesEverywhere() throws {
+        let folder = TemporaryFolder()
+        let busA = try TestSessionBus(log: folder.path + "/a.jsonl"), busB = try TestSessionBus(log: folder.path + "/b.jsonl")
+        try busA.startServer()
+        try busB.startServer()
+        let a = try TestDevice("a", in: folder), b = try TestDevice("b", in: folder)
+        try a.start(environment: busA.environment)
+        try b.start(environment: busB.environment)
+        try pairAll([a, b])
+        #expect(try b.await("k", equals: nil) != nil)
+        try a.cli.run("notify", "post", "--id", "shield", "--title", "Shield shown", "--scope", "all")
+        try a.cli.run("notify", "post", "--id", "private", "--title", "Local only", "--scope", "local")
+        #expect(busB.calls("Notify").first?["summary"] == .string("Shield shown"), "\(b.log)")
+        #expect(busA.calls("Notify", atLeast: 2).count == 2)
+        #expect(try b.cli.run("notify", "dismiss", "--id", "shield").status == 0)
+        #expect(busA.calls("CloseNotification").count == 1, "the dismiss on b closed it on a: \(a.log)")
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(busB.calls("Notify", timeout: 0).allSatisfy { $0["summary"] != .string("Local only") })
+        #expect(busB.calls("Notify", timeout: 0).count == 1, "shown once on b, no echo")
+        // A reconnect shows nothing again.
+        b.stop()
+        try b.start(environment: busB.environment)
+        Thread.sleep(forTimeInterval: 1)
+        #expect(busB.calls("Notify", timeout: 0).count == 1)
+    }
+
+    @Test func shieldShownFollowsTheConfigurationInTheAppGroup() throws {
+        let folder = TemporaryFolder()
+        let bus = try TestSessionBus(log: folder.path + "/calls.jsonl")
+        try bus.startServer()
+        let a = try TestDevice("a", in: folder)
+        try a.start(environment: bus.environment)
+        try a.cli.run("set", "group.scrollbrake", "shieldShownNotification", "--json",
+                      #"{"payload":{"title":"{applicationOrDomainDisplayName} is blocked","body":"Solve a puzzle for 5 more minutes"},"minIntervalSeconds":30}"#)
+        let first = try a.cli.run("notify", "shield", "--suite", "group.scrollbrake", "--config-key", "shieldShownNotification", "--app", "Instagram")
+        #expect(first.status == 0 && first.stdout.hasPrefix("shown"), "\(first.stdout)\(first.stderr)")
+        #expect(bus.calls("Notify").first?["summary"] == .string("Instagram is blocked"))
+        #expect(try a.cli.run("get", "group.scrollbrake", "shieldShownNotificationLastSentAt").status == 0)
+        let second = try a.cli.run("notify", "shield", "--suite", "group.scrollbrake", "--config-key", "shieldShownNotification", "--app", "Instagram")
+        #expect(second.stdout.hasPrefix("suppressed"))
+        #expect(try a.cli.run("notify", "shield", "--suite", "group.scrollbrake", "--config-key", "missing", "--app", "X").status != 0)
+    }
+}

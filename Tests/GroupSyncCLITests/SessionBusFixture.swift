@@ -1,0 +1,92 @@
+import Foundation
+import GroupSyncCore
+
+/// A private D-Bus session bus (`dbus-daemon` with no service directories) and, on demand, the recording
+/// notification server of the notify tests, for a daemon to show its notifications on.
+final class TestSessionBus {
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("GroupSyncNotifyTests/Fixtures")
+    /// Debian's python, which has python3-dbus and python3-gi.
+    static let python = "/usr/bin/python3"
+
+    static let available: Bool = {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon") else { return false }
+        let check = Process()
+        check.executableURL = URL(fileURLWithPath: python)
+        check.arguments = ["-c", "import dbus, dbus.service, dbus.mainloop.glib; from gi.repository import GLib"]
+        check.standardOutput = FileHandle.nullDevice
+        check.standardError = FileHandle.nullDevice
+        guard (try? check.run()) != nil else { return false }
+        check.waitUntilExit()
+        return check.terminationStatus == 0
+    }()
+
+    let address: String
+    let log: String
+    private let bus: Process
+    private var server: Process?
+
+    init(log: String) throws {
+        self.log = log
+        bus = Process()
+        bus.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
+        bus.arguments = ["--config-file=" + Self.fixtures.appendingPathComponent("session-bus.conf").path, "--nofork", "--print-address=1"]
+        let out = Pipe()
+        bus.standardOutput = out
+        try bus.run()
+        address = Self.firstLine(out.fileHandleForReading)
+        guard !address.isEmpty else { throw FixtureError("dbus-daemon gave no address") }
+    }
+
+    // SIGKILL, not terminate(): children of the test runner inherit its blocked signal mask, and a
+    // dbus-daemon or python that never sees SIGTERM would hang the test.
+    deinit {
+        stopServer()
+        kill(bus.processIdentifier, SIGKILL)
+        bus.waitUntilExit()
+    }
+
+    var environment: [String: String] { ["DBUS_SESSION_BUS_ADDRESS": address, "DISPLAY": ""] }
+
+    func startServer() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.python)
+        process.arguments = [Self.fixtures.appendingPathComponent("recording_notification_server.py").path, "--log", log]
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        guard Self.firstLine(out.fileHandleForReading).hasPrefix("ready ") else { throw FixtureError("the recording server did not start") }
+        server = process
+    }
+
+    func stopServer() {
+        if let server { kill(server.processIdentifier, SIGKILL) }
+        server?.waitUntilExit()
+        server = nil
+    }
+
+    /// The server's recorded calls of one kind, waiting up to `timeout` for at least `count` of them.
+    func calls(_ event: String, atLeast count: Int = 1, timeout: TimeInterval = 5) -> [[String: Value]] {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            let calls = text.split(separator: "\n").compactMap { line -> [String: Value]? in
+                guard case .dictionary(let fields)? = try? JSONParser.parse(String(line)), fields["event"] == .string(event) else { return nil }
+                return fields
+            }
+            if calls.count >= count || Date() > deadline { return calls }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+    }
+
+    private static func firstLine(_ handle: FileHandle) -> String {
+        var bytes: [UInt8] = []
+        while true {
+            let data = handle.readData(ofLength: 1)
+            guard let byte = data.first, byte != 10 else { break }
+            bytes.append(byte)
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

@@ -113,3 +113,35 @@ struct NotificationDaemonTests {
         #expect(try a.cli.run("notify", "shield", "--suite", "group.scrollbrake", "--config-key", "missing", "--app", "X").status != 0)
     }
 }
+
+/// The balance's "time's up": once per device per episode, gone again when minutes are earned.
+@Suite(.serialized, .enabled(if: TestSessionBus.available, "needs dbus-daemon (apt: dbus) and /usr/bin/python3 with python3-dbus and python3-gi"))
+struct TimesUpTests {
+    @Test func spendingTheLastMinuteOnOneDevicePostsTimesUpOnEveryDeviceOnce() throws {
+        let folder = TemporaryFolder()
+        let busA = try TestSessionBus(log: folder.path + "/a.jsonl"), busB = try TestSessionBus(log: folder.path + "/b.jsonl")
+        try busA.startServer()
+        try busB.startServer()
+        let a = try TestDevice("a", in: folder), b = try TestDevice("b", in: folder)
+        try a.start(environment: busA.environment)
+        try b.start(environment: busB.environment)
+        try pairAll([a, b])
+        try a.cli.run("balance", "earn", "3")
+        Thread.sleep(forTimeInterval: 1)
+        let spend = try a.cli.run("balance", "spend", "3")
+        #expect(spend.status == 0, "\(spend.stdout)\(spend.stderr)")
+        for (name, bus) in [("a", busA), ("b", busB)] {
+            let timesUp = bus.calls("Notify", atLeast: 1, timeout: 5).filter { $0["summary"] == .string("Time's up") }
+            #expect(timesUp.count == 1, "\(name) shows time's up once: \(bus.calls("Notify", timeout: 0))")
+        }
+        // A reconnect does not post it again.
+        b.stop()
+        try b.start(environment: busB.environment)
+        Thread.sleep(forTimeInterval: 1.5)
+        #expect(busB.calls("Notify", timeout: 0).filter { $0["summary"] == .string("Time's up") }.count == 1)
+        // Earning ends the episode: the notification is closed on both devices.
+        try b.cli.run("balance", "earn", "5")
+        #expect(busA.calls("CloseNotification", timeout: 5).count >= 1, "\(a.log)")
+        #expect(busB.calls("CloseNotification", timeout: 5).count >= 1, "\(b.log)")
+    }
+}

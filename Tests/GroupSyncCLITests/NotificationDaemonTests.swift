@@ -96,6 +96,22 @@ struct NotificationDaemonTests {
         #expect(busB.calls("Notify", timeout: 0).count == 1)
     }
 
+    @Test func aFiredCallbacksSendNotificationActionReachesTheDesktop() throws {
+        let folder = TemporaryFolder()
+        let bus = try TestSessionBus(log: folder.path + "/calls.jsonl")
+        try bus.startServer()
+        let a = try TestDevice("a", in: folder)
+        try a.start(environment: bus.environment)
+        try a.cli.run("set", "group.honorfit", "actions_for_focus_eventDidReachThreshold_used-5", "--json",
+                      #"[{"type":"sendNotification","payload":{"identifier":"countdown","title":"{eventName} in {activityName}","interruptionLevel":"passive"}}]"#)
+        let fired = try a.cli.run("fire", "--suite", "group.honorfit", "--activity", "focus", "--callback", "eventDidReachThreshold", "--event", "used-5")
+        #expect(fired.status == 0 && fired.stdout.contains("notification countdown: shown"), "\(fired.stdout)\(fired.stderr)")
+        let notify = bus.calls("Notify").first
+        #expect(notify?["summary"] == .string("used-5 in focus"))
+        if case .dictionary(let hints)? = notify?["hints"] { #expect(hints["urgency"] == .int(0)) }
+        #expect(try a.cli.run("get", "group.honorfit", "groupsync.notification.countdown").stdout.contains(#""status":"shown""#))
+    }
+
     @Test func shieldShownFollowsTheConfigurationInTheAppGroup() throws {
         let folder = TemporaryFolder()
         let bus = try TestSessionBus(log: folder.path + "/calls.jsonl")

@@ -71,6 +71,7 @@ enum FireCommand: Command {
                 return (plan.changes, plan)
             }
         } catch { throw error.asCLIError }
+        let delivered = ActionNotificationDelivery.deliver(plan.notifications, suite: suite, context: context)
 
         if arguments.has("--json") {
             var o = JSONObject()
@@ -86,6 +87,7 @@ enum FireCommand: Command {
                 .dictionary(["index": .int(Int64(r.index)), "type": .string(r.type), "outcome": .string(r.outcome.rawValue), "detail": .string(r.detail)])
             }))
             o.add("notifications", .array(plan.notifications.map(Value.string)))
+            o.add("delivery", .dictionary(delivered.mapValues(Value.string)))
             Console.out(o.text)
             return
         }
@@ -95,6 +97,9 @@ enum FireCommand: Command {
             Console.out("no actions stored under \(call.actionsKey); recorded \(call.eventsKey)")
         } else {
             for r in plan.reports { Console.out("\(r.index) \(r.type): \(r.outcome.rawValue): \(r.detail)") }
+            for (identifier, status) in delivered.sorted(by: { $0.key < $1.key }) {
+                Console.out("notification \(identifier): \(status == "pending" ? "pending (no daemon running to show it)" : status)")
+            }
             Console.out("recorded \(call.eventsKey)")
         }
     }

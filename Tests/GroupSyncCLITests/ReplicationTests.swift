@@ -123,6 +123,17 @@ import GroupSyncCore
         #expect(a.daemon?.isRunning == true)
     }
 
+    @Test func statusShowsARunningDaemonWhoseNeverSyncedPeerHasNullFields() throws {
+        let folder = TemporaryFolder()
+        let a = try TestDevice("a", in: folder), offline = try TestDevice("offline", in: folder)
+        try a.start()
+        try a.cli.run("peer", "add", offline.id, "127.0.0.1:9", "--name", "offline")
+        let text = try a.cli.run("status").stdout
+        #expect(text.contains("running, listening on"), "\(text)")
+        let json = try a.cli.run("status", "--json").stdout
+        #expect(json.contains(#""running":true"#) && json.contains(#""lastSync":null"#) && json.contains(#""connected":false"#), "\(json)")
+    }
+
     @Test func aSecondDaemonOnTheSameHomeIsRefused() throws {
         let folder = TemporaryFolder()
         let a = try TestDevice("a", in: folder)

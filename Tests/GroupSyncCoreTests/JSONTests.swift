@@ -34,6 +34,13 @@ import Testing
         #expect(throws: JSONError.self) { try JSONParser.parse(text) }
     }
 
+    @Test func answersMayCarryNullMembers() throws {
+        let parsed = try JSONParser.parse(#"{"a":null,"b":{"c":null,"d":1}}"#, omittingNullMembers: true)
+        #expect(parsed == .dictionary(["b": .dictionary(["d": .int(1)])]))
+        #expect(throws: JSONError.self) { try JSONParser.parse("[null]", omittingNullMembers: true) }
+        #expect(throws: JSONError.self) { try JSONParser.parse(#"{"a":null}"#) }
+    }
+
     @Test func deepNestingIsBounded() {
         let deep = String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)
         #expect(throws: JSONError.self) { try JSONParser.parse(deep) }

@@ -9,13 +9,22 @@ public struct JSONParser {
 
     /// The input is a Swift `String`, so it is valid UTF-8 already; only JSON's own grammar is checked here.
     public static func parse(_ text: String) throws(JSONError) -> Value {
+        try parse(text, omittingNullMembers: false)
+    }
+
+    /// For reading answers (the daemon's status) rather than values to store: an object member whose value
+    /// is `null` is left out, as if absent. `null` anywhere else is still refused.
+    public static func parse(_ text: String, omittingNullMembers: Bool) throws(JSONError) -> Value {
         var parser = JSONParser(bytes: Array(text.utf8))
+        parser.omitNullMembers = omittingNullMembers
         parser.skipWhitespace()
         let value = try parser.parseValue(depth: 0)
         parser.skipWhitespace()
         guard parser.index == parser.bytes.count else { throw parser.error("unexpected text after the JSON value") }
         return value
     }
+
+    private var omitNullMembers = false
 
     private init(bytes: [UInt8]) { self.bytes = bytes }
 
@@ -62,7 +71,11 @@ public struct JSONParser {
             skipWhitespace()
             try expect(":")
             skipWhitespace()
-            dict[key] = try parseValue(depth: depth + 1)
+            if omitNullMembers && current == UInt8(ascii: "n") {
+                try expect("null")
+            } else {
+                dict[key] = try parseValue(depth: depth + 1)
+            }
             skipWhitespace()
             if current == UInt8(ascii: ",") { index += 1; continue }
             try expect("}")

@@ -2,7 +2,10 @@
 SWIFT ?= swift
 RELEASE_FLAGS = -c release --static-swift-stdlib
 
-.PHONY: deps build release demo test clean
+# Seeds for `make soak` (the deterministic simulator, release build, every core).
+SOAK_SEEDS ?= 10000
+
+.PHONY: deps build release demo test soak clean
 
 deps:
 	@Deploy/install-deps.sh
@@ -19,6 +22,11 @@ demo: release
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+
+# Thousands of seeds of the full-length simulation (CI runs 500 shorter ones inside `make test`).
+# A failing seed is printed with the command that replays it; the exit code is then 4.
+soak: release
+	"$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/groupsync" simulate --seeds $(SOAK_SEEDS)
 
 clean:
 	rm -rf .build

@@ -5,7 +5,10 @@ RELEASE_FLAGS = -c release --static-swift-stdlib
 # Seeds for `make soak` (the deterministic simulator, release build, every core).
 SOAK_SEEDS ?= 10000
 
-.PHONY: deps build release demo test soak clean
+# Seconds per fuzz target for `make fuzz` (CI runs it with 20).
+FUZZ_SECONDS ?= 45
+
+.PHONY: deps build release demo test soak fuzz clean
 
 deps:
 	@Deploy/install-deps.sh
@@ -28,5 +31,10 @@ test: deps
 soak: release
 	"$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/groupsync" simulate --seeds $(SOAK_SEEDS)
 
+# libFuzzer targets (frame decoder, messages and handshake, values) with the address sanitizer, built into
+# .build-fuzz, each run for FUZZ_SECONDS from corpora made of Protocol/vectors. A crash fails the target.
+fuzz: deps
+	Fuzz/run.sh $(FUZZ_SECONDS)
+
 clean:
-	rm -rf .build
+	rm -rf .build .build-fuzz

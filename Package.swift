@@ -33,3 +33,13 @@ let package = Package(
         .testTarget(name: "GroupSyncCLITests", dependencies: ["groupsync", "GroupSyncCore", "GroupSyncStore"]),
     ]
 )
+
+// Fuzzing (`make fuzz`): libFuzzer supplies `main`, so these targets break a plain `swift build`; they join
+// the package only when GROUPSYNC_FUZZ is set, and are built with `--sanitize=fuzzer` into their own
+// scratch path.
+if Context.environment["GROUPSYNC_FUZZ"] != nil {
+    for name in ["FuzzFrames", "FuzzMessages", "FuzzValues"] {
+        package.targets.append(.executableTarget(name: name, dependencies: ["GroupSyncCore"], path: "Fuzz/\(name)",
+                                                 swiftSettings: [.unsafeFlags(["-parse-as-library"])]))
+    }
+}

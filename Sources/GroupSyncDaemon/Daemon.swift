@@ -38,6 +38,8 @@ public final class Daemon: @unchecked Sendable {
     /// What we last knew of each peer's session, kept after it disconnects for `status`.
     private nonisolated(unsafe) var lastKnown: [DeviceID: SessionStatus] = [:]
     private let allowed = AllowedPeers()
+    private let admission = Admission()
+    private lazy var throttled = LogThrottle(log: log, clock: monotonicMillis)
 
     private var listener: TLSListener?
     private var watcher: ChangeWatcher?
@@ -155,14 +157,26 @@ public final class Daemon: @unchecked Sendable {
                 usleep(100_000)  // e.g. out of file descriptors: do not spin
                 continue
             }
+            // Until its handshake ends a connection is a stranger's: bounded in number and in time.
+            let host = Admission.host(of: pending.remoteAddress)
+            guard admission.admit(host: host) else {
+                throttled.write(key: "busy \(host)", "event=refused remote=\(pending.remoteAddress) reason=\"too many handshakes in progress (at most \(admission.maxPendingPerHost) per host, \(admission.maxPending) in all)\" action=close")
+                pending.close()
+                continue
+            }
+            let throttled = self.throttled
             spawnThread { [self] in
+                let connection: TLSConnection
                 do {
-                    let connection = try pending.handshake(timeout: .milliseconds(configuration.handshakeTimeoutMillis))
-                    run(connection, initiator: connection.peerID)
+                    connection = try pending.handshake(timeout: .milliseconds(configuration.handshakeTimeoutMillis))
+                    admission.release(host: host)
                 } catch {
-                    log.write("event=refused remote=\(pending.remoteAddress) reason=\"\(error)\"")
+                    admission.release(host: host)
+                    throttled.write(key: "refused \(host) \(error)", "event=refused remote=\(pending.remoteAddress) reason=\"\(error)\"")
                     pending.close()
+                    return
                 }
+                run(connection, initiator: connection.peerID)
             }
         }
     }

@@ -30,7 +30,7 @@ let package = Package(
         .testTarget(name: "GroupSyncStoreTests", dependencies: ["GroupSyncStore"]),
         .testTarget(name: "GroupSyncTransportTests", dependencies: ["GroupSyncTransport"]),
         // Runs the real `groupsync` binary in temporary homes.
-        .testTarget(name: "GroupSyncCLITests", dependencies: ["groupsync", "GroupSyncCore", "GroupSyncStore"]),
+        .testTarget(name: "GroupSyncCLITests", dependencies: ["groupsync", "GroupSyncCore", "GroupSyncStore", "GroupSyncTransport"]),
     ]
 )
 

@@ -42,6 +42,7 @@ import Testing
         for seed in 0..<20 as Range<UInt64> { totals.add(Simulator.run(seed: seed, options: Self.ci).stats) }
         #expect(totals.partitions > 0 && totals.drops > 0 && totals.duplicates > 0 && totals.reorders > 0 && totals.delays > 0)
         #expect(totals.crashes > 0 && totals.midEventCrashes > 0 && totals.clockJumps > 0 && totals.clockSteps > 0 && totals.refusals > 0)
+        #expect(totals.storeResets > 0)
         #expect(totals.closes["peer-silent", default: 0] > 0 && totals.closes["clock-skew", default: 0] > 0)
     }
 

@@ -62,6 +62,9 @@ public final class KeyValueWorkload: SimulationWorkload {
         return problems.sorted()
     }
 
+    /// The replica's own writes now live only in its peers' stores (and come back from there).
+    public func storeWasReset(_ replica: SimulatedReplica) { latestLocal[replica.index] = nil }
+
     public func verify(_ replicas: [SimulatedReplica]) -> [String] {
         var problems: [String] = []
         for path in keyOrder {

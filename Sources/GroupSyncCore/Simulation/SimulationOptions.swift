@@ -37,6 +37,10 @@ public struct SimulationOptions: Sendable, Equatable {
     public var crashRate = 0.2
     /// How long a crashed replica stays down, at most.
     public var maxDowntimeMillis: Int64 = 3 * 60_000
+    /// Stores moved aside per minute (a damaged store replaced, an app reinstalled): the device keeps its ID
+    /// but starts an empty store with a new store ID, which its peers must read afresh and refill. Only a
+    /// store that holds nothing its peers lack is reset, so no acknowledged write is lost by it.
+    public var storeResetRate = 0.05
 
     // MARK: Clocks
     /// Each replica's physical clock is off by up to this much, either way; re-drawn now and then.
@@ -64,6 +68,7 @@ public struct SimulationOptions: Sendable, Equatable {
         options.reorderRate = 0
         options.delayRate = 0
         options.crashRate = 0
+        options.storeResetRate = 0
         options.jumpRate = 0
         options.maxSkewMillis = 0
         return options

@@ -16,12 +16,15 @@ public protocol SimulationWorkload: AnyObject {
     /// Invariants that must hold at every moment, on every replica; called after each event that changed
     /// `replica`'s store. Returns the violations (empty when fine).
     func observe(_ replica: SimulatedReplica) -> [String]
+    /// `replica`'s store was moved aside and replaced by an empty one (its peers held everything in it).
+    func storeWasReset(_ replica: SimulatedReplica)
     /// Invariants of the converged state (every replica up, the network quiet and every store equal).
     func verify(_ replicas: [SimulatedReplica]) -> [String]
 }
 
 extension SimulationWorkload {
     public func observe(_ replica: SimulatedReplica) -> [String] { [] }
+    public func storeWasReset(_ replica: SimulatedReplica) {}
 }
 
 /// The workloads a standard run uses, made fresh for each seed.

@@ -217,7 +217,11 @@ extension Simulator {
             switch output {
             case .send(let bytes):
                 if link.open[side] {
-                    noteAcknowledgement(bytes, from: replica, to: replicas[link.ends[1 - side]])
+                    // An ack is about the peer's store as this session knows it; an older epoch's means nothing now.
+                    let sender = replicas[link.ends[1 - side]]
+                    if link.sessions[side]?.peerStoreID ?? sender.store.storeID == sender.store.storeID {
+                        noteAcknowledgement(bytes, from: replica, to: sender)
+                    }
                     enqueue(.bytes(bytes), on: link, to: 1 - side)
                 }
             case .close(let reason):

@@ -6,7 +6,8 @@
 /// A run has two phases. During the fault phase the workloads write on random replicas while the network
 /// partitions and heals, loses frames (which resets their connection), duplicates, reorders and delays
 /// them, replicas crash (restarting from their durable state only, sometimes between two transactions of
-/// one event) and clocks are skewed and jump by minutes. Then everything heals — partitions end, crashed
+/// one event), stores are moved aside (a new store ID that peers must read afresh and refill) and clocks are
+/// skewed and jump by minutes. Then everything heals — partitions end, crashed
 /// replicas restart, clocks are set right — and the run goes on until the network is quiet and every
 /// session reports its peer current. The checker then requires:
 ///
@@ -55,6 +56,7 @@ public final class Simulator {
         case heal(epoch: Int)
         case crash
         case forceCrash(replica: Int, life: Int)
+        case storeReset
         case restart(replica: Int, life: Int)
         case clockJump
         case clockFixed(replica: Int, jump: Int64)
@@ -104,6 +106,7 @@ public final class Simulator {
         scheduleNext(.partition, rate: options.partitionRate)
         scheduleNext(.crash, rate: options.crashRate)
         scheduleNext(.clockJump, rate: options.jumpRate)
+        scheduleNext(.storeReset, rate: options.storeResetRate)
         events.push(.endFaults, at: start + options.faultMillis)
 
         let deadline = start + options.faultMillis + options.settleLimitMillis
@@ -150,6 +153,10 @@ public final class Simulator {
                 crash(replica, kind: kind, restoring: replica.store.durableState)
             }
         case let .restart(index, life): if replicas[index].life == life { restart(replicas[index]) }
+        case .storeReset:
+            guard faultsActive else { return }
+            resetSomeStore()
+            scheduleNext(.storeReset, rate: options.storeResetRate)
         case .clockJump:
             guard faultsActive else { return }
             jumpSomeClock()
@@ -269,6 +276,40 @@ public final class Simulator {
         replica.daemonUp = true
         trace("\(replica.name) restarted")
         // The daemon starts a dialer per peer at once, with fresh backoff.
+        for link in links where link.side(of: replica.index) != nil && !link.isConnected {
+            link.backoff.reset()
+            scheduleDial(link, at: now + Int64.random(in: 0...50, using: &random))
+        }
+    }
+
+    /// A store is moved aside and the daemon restarts on an empty one with a new store ID (same device).
+    /// Only a store whose every entry a peer already holds, with nothing of it on the wire, so the reset
+    /// loses no acknowledged write and the checker's expectations stand.
+    func resetSomeStore() {
+        guard let replica = replicas.filter({ $0.daemonUp && $0.pendingCrash == nil }).randomElement(using: &random) else { return }
+        let others = replicas.filter { $0 !== replica }
+        let covered = replica.store.entries.allSatisfy { entry in
+            others.contains { other in other.store.entry(suite: entry.suite, key: entry.key).map { $0.version >= entry.version } ?? false }
+        }
+        let quiet = links.allSatisfy { link in link.side(of: replica.index).map { link.queues[1 - $0].isEmpty } ?? true }
+        guard covered && quiet else { return }
+        result.stats.storeResets += 1
+        replica.life += 1
+        for link in links {
+            guard let side = link.side(of: replica.index), link.open[side] else { continue }
+            closeSide(link, side, tellingPeer: .reset)
+        }
+        let old = replica.store.storeID
+        replica.store = MemoryReplicaStore(device: replica.device, storeID: "\(replica.name)-\(random.next() % 1_000_000)")
+        trace("\(replica.name) store moved aside: store ID \(old) → \(replica.store.storeID), empty")
+        // Acknowledgements about the old store (made by it, or of its history) no longer mean anything.
+        for other in replicas.indices {
+            acknowledged[replica.index][other] = 0
+            ackChecked[replica.index][other] = 0
+            acknowledged[other][replica.index] = 0
+            ackChecked[other][replica.index] = 0
+        }
+        for workload in workloads { workload.storeWasReset(replica) }
         for link in links where link.side(of: replica.index) != nil && !link.isConnected {
             link.backoff.reset()
             scheduleDial(link, at: now + Int64.random(in: 0...50, using: &random))

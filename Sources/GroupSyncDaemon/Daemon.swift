@@ -39,7 +39,7 @@ public final class Daemon: @unchecked Sendable {
     private nonisolated(unsafe) var lastKnown: [DeviceID: SessionStatus] = [:]
     private let allowed = AllowedPeers()
     private let admission = Admission()
-    private lazy var throttled = LogThrottle(log: log, clock: monotonicMillis)
+    private let throttled: LogThrottle
 
     private var listener: TLSListener?
     private var watcher: ChangeWatcher?
@@ -53,6 +53,7 @@ public final class Daemon: @unchecked Sendable {
         self.certificate = certificate
         self.deviceName = deviceName
         self.log = DaemonLog(clock: WallClock.nowMillis)
+        self.throttled = LogThrottle(log: log, clock: monotonicMillis)
         self.boundAddress = configuration.listen
         do {
             store = try Store(path: configuration.home.storePath, device: certificate.deviceID)
@@ -164,7 +165,6 @@ public final class Daemon: @unchecked Sendable {
                 pending.close()
                 continue
             }
-            let throttled = self.throttled
             spawnThread { [self] in
                 let connection: TLSConnection
                 do {

@@ -87,11 +87,13 @@ public final class Daemon: @unchecked Sendable {
         do { control = try ControlServer(home: home, daemon: self) } catch { throw .io(error.description) }
         log.write("event=started device=\(certificate.deviceID) name=\"\(deviceName)\" listen=\(boundAddress) peers=\(state.locked { paired.count })")
 
+        // Before any thread starts: the watcher reads it to dial devices paired from now on (ThreadSanitizer
+        // caught it written after, a race that could also leave a device paired at start-up undialed).
+        self.context = context
         spawnThread { [self] in acceptLoop(listener!) }
         spawnThread { [self] in watchLoop() }
         spawnThread { [self] in control!.serve() }
         state.locked { for id in paired.keys { startDialer(id, context: context) } }
-        self.context = context
 
         var received: Int32 = 0
         sigwait(&stopSignals, &received)

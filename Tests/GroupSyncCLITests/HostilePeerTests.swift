@@ -25,13 +25,13 @@ import GroupSyncTransport
             try b.cli.run("peer", "add", a.id, a.address)
         }
 
-        /// A write on each side of a–honest arrives within a second: their sync does not stall.
+        /// A write on each side of a–honest arrives within two seconds (milliseconds when idle): their sync does not stall.
         func expectHonestSyncFlows(_ label: String) throws {
             try honest.cli.run("set", "group.test", "from-honest", label)
             let there = try a.await("from-honest", equals: label, timeout: 5)
             try a.cli.run("set", "group.test", "from-a", label)
             let back = try honest.await("from-a", equals: label, timeout: 5)
-            #expect(there != nil && there! < 1 && back != nil && back! < 1, "\(label): honest sync took \(String(describing: there)) s and \(String(describing: back)) s\n\(a.log.suffix(2000))")
+            #expect(there != nil && there! < 2 && back != nil && back! < 2, "\(label): honest sync took \(String(describing: there)) s and \(String(describing: back)) s\n\(a.log.suffix(2000))")
         }
     }
 
@@ -109,11 +109,12 @@ import GroupSyncTransport
         let deadline = Date().addingTimeInterval(60)
         var peak = 0
         while Date() < deadline, !scene.a.log.contains("event=peer-not-reading") {
-            guard (try? peer.connection.writeAll(pings, timeout: .seconds(5))) != nil else { break }
+            guard (try? peer.connection.writeAll(pings, timeout: .seconds(30))) != nil else { break }
             peak = max(peak, try residentMegabytes(scene.a))
         }
         #expect(scene.a.log.contains("event=peer-not-reading"), "a cut the peer off\n\(scene.a.log.suffix(2000))")
         #expect(peak < 400, "a's memory stayed bounded: peak \(peak) MB")
+        print("a peer that never reads: a's resident memory peaked at \(peak) MB before it cut the peer off")
         try scene.expectHonestSyncFlows("after-not-reading")
     }
 

@@ -101,6 +101,20 @@ import GroupSyncTransport
         try scene.expectHonestSyncFlows("after-replays")
     }
 
+    @Test func anEntryTheStoreRefusesEndsOnlyThatSession() throws {
+        let scene = try Scene()
+        let peer = try HostilePeer(as: scene.b, to: scene.a)
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        // A key with a control character: no honest store writes one, and the receiving store refuses it.
+        let bad = Entry(suite: "group.test", key: "bad\u{1}key", value: .int(1), version: Version(hlc: HLC(wallMillis: now), origin: peer.device))
+        try peer.send(.changes(ChangeBatch(after: 0, through: 1, changes: [Change(sequence: 1, entry: bad)])))
+        let ended = try peer.receive(until: { _ in false }, timeout: 5)
+        #expect(ended.contains { if case .error(.storeFailure, let text) = $0 { text.contains("control character") } else { false } }, "\(ended)")
+        #expect(peer.closedByPeer)
+        #expect(try scene.a.cli.run("list", "group.test").lines.allSatisfy { !$0.hasPrefix("bad") })
+        try scene.expectHonestSyncFlows("after-invalid-entry")
+    }
+
     @Test func aPeerThatNeverReadsIsCutOffAtABoundedQueue() throws {
         let scene = try Scene()
         let peer = try HostilePeer(as: scene.b, to: scene.a)

@@ -75,7 +75,8 @@ public final class KeyValueWorkload: SimulationWorkload {
                     problems.append("\(replica.name) lacks \(path.suite)/\(path.key) (written \(writes[path]!.count) times)")
                     continue
                 }
-                if held.version == winner.version && held.value == winner.value { continue }
+                // Bit-exact: `==` on doubles would let -0.0 pass for 0.0.
+                if held.version == winner.version && held.value.map(ValueCodec.encode) == winner.value.map(ValueCodec.encode) { continue }
                 if winner.value == nil && held.value != nil {
                     problems.append("\(path.suite)/\(path.key) was deleted at \(winner.version.hlc) but came back on \(replica.name) with version \(held.version.hlc)")
                 } else {

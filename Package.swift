@@ -37,6 +37,16 @@ let package = Package(
         // Needs dbus-run-session and /usr/bin/python3 with python3-dbus and python3-gi; skips without them.
         .testTarget(name: "GroupSyncNotifyTests", dependencies: ["GroupSyncNotify", "notify-probe"], exclude: ["Fixtures"]),
         // Runs the real `groupsync` binary in temporary homes.
-        .testTarget(name: "GroupSyncCLITests", dependencies: ["groupsync", "GroupSyncCore", "GroupSyncStore"]),
+        .testTarget(name: "GroupSyncCLITests", dependencies: ["groupsync", "GroupSyncCore", "GroupSyncStore", "GroupSyncTransport"]),
     ]
 )
+
+// Fuzzing (`make fuzz`): libFuzzer supplies `main`, so these targets break a plain `swift build`; they join
+// the package only when GROUPSYNC_FUZZ is set, and are built with `--sanitize=fuzzer` into their own
+// scratch path.
+if Context.environment["GROUPSYNC_FUZZ"] != nil {
+    for name in ["FuzzFrames", "FuzzMessages", "FuzzValues"] {
+        package.targets.append(.executableTarget(name: name, dependencies: ["GroupSyncCore"], path: "Fuzz/\(name)",
+                                                 swiftSettings: [.unsafeFlags(["-parse-as-library"])]))
+    }
+}

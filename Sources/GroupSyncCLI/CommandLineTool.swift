@@ -6,7 +6,7 @@ public enum CommandLineTool {
         InitCommand.self, IdCommand.self,
         SetCommand.self, GetCommand.self, DeleteCommand.self, ListCommand.self, WatchCommand.self,
         PeerCommand.self, ServeCommand.self, StatusCommand.self, NotifyCommand.self,
-        BalanceCommand.self, UsageCommand.self, FireCommand.self,
+        BalanceCommand.self, UsageCommand.self, FireCommand.self, SimulateCommand.self,
     ]
 
     static var overview: String {
@@ -21,7 +21,7 @@ public enum CommandLineTool {
             \(lines.joined(separator: "\n"))
 
             'groupsync COMMAND --help' describes a command. Exit codes: 0 done, 1 key not found,
-            2 bad usage or bad input, 3 the environment failed (disk, damaged files).
+            2 bad usage or bad input, 3 the environment failed (disk, damaged files), 4 a simulated seed failed.
             """
     }
 

@@ -39,6 +39,8 @@ public final class Daemon: @unchecked Sendable {
     /// What we last knew of each peer's session, kept after it disconnects for `status`.
     private nonisolated(unsafe) var lastKnown: [DeviceID: SessionStatus] = [:]
     private let allowed = AllowedPeers()
+    private let admission = Admission()
+    private let throttled: LogThrottle
 
     private var listener: TLSListener?
     private var watcher: ChangeWatcher?
@@ -58,6 +60,7 @@ public final class Daemon: @unchecked Sendable {
         self.certificate = certificate
         self.deviceName = deviceName
         self.log = DaemonLog(clock: WallClock.nowMillis)
+        self.throttled = LogThrottle(log: log, clock: monotonicMillis)
         self.boundAddress = configuration.listen
         do {
             store = try Store(path: configuration.home.storePath, device: certificate.deviceID)
@@ -99,12 +102,14 @@ public final class Daemon: @unchecked Sendable {
         do { control = try ControlServer(home: home, daemon: self) } catch { throw .io(error.description) }
         log.write("event=started device=\(certificate.deviceID) name=\"\(deviceName)\" listen=\(boundAddress) peers=\(state.locked { paired.count })")
 
+        // Before any thread starts: the watcher reads it to dial devices paired from now on (ThreadSanitizer
+        // caught it written after, a race that could also leave a device paired at start-up undialed).
+        self.context = context
         spawnThread { [self] in acceptLoop(listener!) }
         spawnThread { [self] in watchLoop() }
         spawnThread { [self] in control!.serve() }
         notifications.start()
         state.locked { for id in paired.keys { startDialer(id, context: context) } }
-        self.context = context
 
         var received: Int32 = 0
         sigwait(&stopSignals, &received)
@@ -173,14 +178,25 @@ public final class Daemon: @unchecked Sendable {
                 usleep(100_000)  // e.g. out of file descriptors: do not spin
                 continue
             }
+            // Until its handshake ends a connection is a stranger's: bounded in number and in time.
+            let host = Admission.host(of: pending.remoteAddress)
+            guard admission.admit(host: host) else {
+                throttled.write(key: "busy \(host)", "event=refused remote=\(pending.remoteAddress) reason=\"too many handshakes in progress (at most \(admission.maxPendingPerHost) per host, \(admission.maxPending) in all)\" action=close")
+                pending.close()
+                continue
+            }
             spawnThread { [self] in
+                let connection: TLSConnection
                 do {
-                    let connection = try pending.handshake(timeout: .milliseconds(configuration.handshakeTimeoutMillis))
-                    run(connection, initiator: connection.peerID)
+                    connection = try pending.handshake(timeout: .milliseconds(configuration.handshakeTimeoutMillis))
+                    admission.release(host: host)
                 } catch {
-                    log.write("event=refused remote=\(pending.remoteAddress) reason=\"\(error)\"")
+                    admission.release(host: host)
+                    throttled.write(key: "refused \(host) \(error)", "event=refused remote=\(pending.remoteAddress) reason=\"\(error)\"")
                     pending.close()
+                    return
                 }
+                run(connection, initiator: connection.peerID)
             }
         }
     }

@@ -23,7 +23,14 @@ final class PeerConnection: @unchecked Sendable {
 
     private let outbound = Condition()
     private nonisolated(unsafe) var queue: [[UInt8]] = []
+    /// What `queue` holds, counting a frame's bookkeeping too, so a flood of tiny frames is measured fairly.
+    private nonisolated(unsafe) var queuedBytes = 0
+    /// A peer that does not read (yet keeps sending pings, whose pongs pile up) is cut off here. Flow control
+    /// keeps honest traffic far below: at most 4 batches of one frame each are unacknowledged.
+    static let maxQueuedBytes = 4 * Frame.defaultMaxBytes + 8 * 1024 * 1024
+    static let frameOverheadBytes = 64
     private nonisolated(unsafe) var closeAfterQueue = false
+    private nonisolated(unsafe) var writerFinished = false
     private let finished = Condition()
     private nonisolated(unsafe) var isFinished = false
     private let lastStatus: Mutex<SessionStatus>
@@ -51,6 +58,12 @@ final class PeerConnection: @unchecked Sendable {
         readerLoop()
         outbound.locked { closeAfterQueue = true }
         outbound.broadcast()
+        // Let the writer flush the session's last words (the `error` or `goodbye` that tells the peer why),
+        // but not for long: a peer that does not read them is not waited for.
+        let deadline = monotonicMillis() + 2_000
+        outbound.locked {
+            while !writerFinished, monotonicMillis() < deadline { outbound.wait(millis: 50) }
+        }
         transport.shutdown()
         finished.locked { isFinished = true }
         finished.broadcast()
@@ -117,17 +130,23 @@ final class PeerConnection: @unchecked Sendable {
                 while queue.isEmpty && !closeAfterQueue { outbound.wait() }
                 batch = queue
                 queue.removeAll()
+                queuedBytes = 0
                 shouldClose = closeAfterQueue && batch.isEmpty
             }
             if shouldClose {
                 transport.close()
+                outbound.locked { writerFinished = true }
+                outbound.broadcast()
                 return
             }
             for frame in batch {
                 do {
                     try transport.writeAll(frame)
                 } catch {
-                    log.write("event=write-failed peer=\(peer.short) error=\"\(error)\"")
+                    // Closed here on purpose (the session ended): not worth a line.
+                    if case .connectionClosedLocally = error {} else {
+                        log.write("event=write-failed peer=\(peer.short) error=\"\(error)\"")
+                    }
                     transport.shutdown()
                     outbound.locked { queue.removeAll(); closeAfterQueue = true }
                     break
@@ -152,8 +171,23 @@ final class PeerConnection: @unchecked Sendable {
         for output in outputs {
             switch output {
             case .send(let bytes):
-                outbound.locked { queue.append(bytes) }
+                let overflow = outbound.locked { () -> Bool in
+                    guard !closeAfterQueue else { return false }
+                    queuedBytes += bytes.count + Self.frameOverheadBytes
+                    guard queuedBytes <= Self.maxQueuedBytes else {
+                        queue.removeAll()
+                        queuedBytes = 0
+                        closeAfterQueue = true
+                        return true
+                    }
+                    queue.append(bytes)
+                    return false
+                }
                 outbound.broadcast()
+                if overflow {
+                    log.write("event=peer-not-reading peer=\(peer.short) queued_bytes_limit=\(Self.maxQueuedBytes) action=disconnect")
+                    transport.shutdown()
+                }
             case .close(let reason):
                 log.write("event=session-closed peer=\(peer.short) reason=\"\(reason)\"")
                 outbound.locked { closeAfterQueue = true }

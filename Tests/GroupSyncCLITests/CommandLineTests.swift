@@ -10,7 +10,7 @@ import GroupSyncCore
     @Test func everyCommandHasHelp() throws {
         let overview = try cli.run("--help")
         #expect(overview.status == 0)
-        for name in ["init", "id", "set", "get", "delete", "list", "watch"] {
+        for name in ["init", "id", "set", "get", "delete", "list", "watch", "simulate"] {
             #expect(overview.stdout.contains("  \(name) "), "overview lists \(name)")
             let help = try cli.run(name, "--help")
             #expect(help.status == 0, "\(name) --help")

@@ -9,7 +9,11 @@ final class TestDevice {
     let id: String
     let logPath: String
     private(set) var daemon: Process?
-    private(set) var port: UInt16 = 0
+    var port: UInt16 = 0
+    /// Where the daemon listens and peers reach it: loopback, or the device's address in its own network
+    /// namespace (`netns`), where the daemon then runs.
+    var host = "127.0.0.1"
+    var netns: String?
 
     init(_ name: String, in folder: TemporaryFolder) throws {
         self.name = name
@@ -22,13 +26,20 @@ final class TestDevice {
 
     deinit { stop(signal: SIGKILL) }
 
-    var address: String { "127.0.0.1:\(port)" }
+    var address: String { "\(host):\(port)" }
 
     /// Starts `serve`; the first start picks a free port, later starts reuse it so peers can redial.
     func start(environment extra: [String: String] = [:]) throws {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: GroupSyncBinary.path)
-        process.arguments = ["--home", cli.home, "serve", "--listen", "127.0.0.1:\(port)"]
+        let serve = ["--home", cli.home, "serve", "--listen", "\(host):\(port)"]
+        if let netns {
+            // `ip netns exec` execs the daemon in place: the process is the daemon, so signals reach it.
+            process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+            process.arguments = ["netns", "exec", netns, GroupSyncBinary.path] + serve
+        } else {
+            process.executableURL = URL(fileURLWithPath: GroupSyncBinary.path)
+            process.arguments = serve
+        }
         process.environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }
         if !FileManager.default.fileExists(atPath: logPath) { _ = FileManager.default.createFile(atPath: logPath, contents: nil) }
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))

@@ -148,6 +148,7 @@ import GroupSyncCore
 /// A raw TCP client, for feeding a daemon bytes that are not TLS.
 final class LoopbackSocket {
     private let fd: Int32
+    var descriptor: Int32 { fd }
 
     init(port: UInt16) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

@@ -28,6 +28,24 @@ enum DeviceIdentityFiles {
         }
     }
 
+    /// Names the file at fault. A new identity is never made in its place: that would change the device ID
+    /// and every peer would have to pair again, so the advice is to restore the file.
+    private static func damaged(home: Home, _ error: TransportError) -> String {
+        let restore = "restore it from a backup (a new identity would change this device's ID, and every peer would have to pair again)"
+        switch error {
+        case .notAPEMPrivateKey(let detail):
+            return "the private key \(home.privateKeyPath) is damaged (\(detail)); \(restore)"
+        case .notAPEMCertificate(let detail):
+            return "the certificate \(home.certificatePath) is damaged (\(detail)); \(restore)"
+        case .certificateSignatureInvalid:
+            return "the certificate \(home.certificatePath) is damaged (its signature does not verify); \(restore)"
+        case .keyDoesNotMatchCertificate:
+            return "the private key \(home.privateKeyPath) does not belong to the certificate \(home.certificatePath); restore the matching pair from a backup"
+        default:
+            return "the device identity in \(home.certificatePath) and \(home.privateKeyPath) cannot be read: \(error)"
+        }
+    }
+
     /// `nil` when the home has no identity yet; an error naming the file when one is damaged.
     static func load(home: Home) throws(CLIError) -> DeviceCertificate? {
         let certificate: String?, key: String?
@@ -45,7 +63,7 @@ enum DeviceIdentityFiles {
             do {
                 return try DeviceCertificate(certificatePEM: certificate, privateKeyPEM: key)
             } catch {
-                throw .failure("the device identity in \(home.path) (cert.pem, key.pem) is damaged: \(error). Restore both files from a backup")
+                throw .failure(damaged(home: home, error))
             }
         }
     }

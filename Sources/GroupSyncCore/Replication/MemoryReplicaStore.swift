@@ -5,6 +5,13 @@
 /// empty), the hybrid clock ticked by local writes and advanced by applied remote entries, and remote
 /// entries too far ahead of the physical clock refused rather than clamped. Nothing can fail, so the
 /// failure type is `Never`. Physical time is passed in, never read.
+///
+/// **Durability.** Like the SQLite store with `synchronous=FULL`, every call that changes the store (`set`,
+/// `delete`, `apply`, `setWatermark`) is one transaction, durable when it returns: `durableState` is then
+/// everything a crash keeps, and `init(restoring:)` is the restart. What a crash loses is what the daemon
+/// holds only in memory — sessions, frames in flight, timers, dial backoff — never a returned call.
+/// `didCommit` runs after each such transaction (as `Store.didCommit` does), so the simulator can crash a
+/// replica between two transactions of one event.
 public final class MemoryReplicaStore: ReplicaStore {
     public typealias Failure = Never
 
@@ -12,7 +19,7 @@ public final class MemoryReplicaStore: ReplicaStore {
     public let storeID: String
     public private(set) var clock: HybridClock
 
-    private struct Key: Hashable {
+    fileprivate struct Key: Hashable, Sendable {
         var suite: String
         var key: String
     }
@@ -21,6 +28,8 @@ public final class MemoryReplicaStore: ReplicaStore {
     /// `history[s - 1]` is the key whose current row has sequence `s`, or `nil` once the key moved on.
     private var history: [Key?] = []
     private var watermarks: [DeviceID: Watermark] = [:]
+    /// Called after each committed transaction.
+    public var didCommit: (() -> Void)?
 
     public init(device: DeviceID, storeID: String, maxForwardDriftMillis: Int64 = HybridClock.defaultMaxForwardDriftMillis) {
         self.device = device
@@ -28,18 +37,47 @@ public final class MemoryReplicaStore: ReplicaStore {
         self.clock = HybridClock(maxForwardDriftMillis: maxForwardDriftMillis)
     }
 
+    /// Everything that survives a crash: the rows, the history, the watermarks and the clock. A value, so a
+    /// copy taken now is unaffected by later writes.
+    public struct DurableState: Sendable {
+        public let device: DeviceID
+        public let storeID: String
+        fileprivate let clock: HybridClock
+        fileprivate let rows: [Key: Change]
+        fileprivate let history: [Key?]
+        fileprivate let watermarks: [DeviceID: Watermark]
+    }
+
+    public var durableState: DurableState {
+        DurableState(device: device, storeID: storeID, clock: clock, rows: rows, history: history, watermarks: watermarks)
+    }
+
+    /// The store as a restart after a crash finds it.
+    public init(restoring state: DurableState) {
+        device = state.device
+        storeID = state.storeID
+        clock = state.clock
+        rows = state.rows
+        history = state.history
+        watermarks = state.watermarks
+    }
+
     // MARK: Local writes and reads
 
     @discardableResult
     public func set(_ value: Value, suite: String, key: String, physicalMillis: Int64) -> Change {
-        write(Entry(suite: suite, key: key, value: value, version: Version(hlc: clock.tick(physicalMillis: physicalMillis), origin: device)))
+        let change = write(Entry(suite: suite, key: key, value: value, version: Version(hlc: clock.tick(physicalMillis: physicalMillis), origin: device)))
+        didCommit?()
+        return change
     }
 
     /// Writes a tombstone; `nil` (and nothing written) when there is no live value, as in the SQLite store.
     @discardableResult
     public func delete(suite: String, key: String, physicalMillis: Int64) -> Change? {
         guard let current = entry(suite: suite, key: key), !current.isDeleted else { return nil }
-        return write(Entry(suite: suite, key: key, value: nil, version: Version(hlc: clock.tick(physicalMillis: physicalMillis), origin: device)))
+        let change = write(Entry(suite: suite, key: key, value: nil, version: Version(hlc: clock.tick(physicalMillis: physicalMillis), origin: device)))
+        didCommit?()
+        return change
     }
 
     public func entry(suite: String, key: String) -> Entry? { rows[Key(suite: suite, key: key)]?.entry }
@@ -64,13 +102,18 @@ public final class MemoryReplicaStore: ReplicaStore {
     public func lastSequence() -> Int64 { Int64(history.count) }
 
     public func apply(_ entries: [Entry], physicalMillis: Int64) -> ApplyResult {
-        ApplyResult.merging(entries, clock: &clock, physicalMillis: physicalMillis,
-                            current: { entry(suite: $0.suite, key: $0.key) }, write: write)
+        let result = ApplyResult.merging(entries, clock: &clock, physicalMillis: physicalMillis,
+                                         current: { entry(suite: $0.suite, key: $0.key) }, write: write)
+        didCommit?()
+        return result
     }
 
     public func watermark(peer: DeviceID) -> Watermark? { watermarks[peer] }
 
-    public func setWatermark(_ watermark: Watermark, peer: DeviceID) { watermarks[peer] = watermark }
+    public func setWatermark(_ watermark: Watermark, peer: DeviceID) {
+        watermarks[peer] = watermark
+        didCommit?()
+    }
 
     private func write(_ entry: Entry) -> Change {
         let key = Key(suite: entry.suite, key: entry.key)

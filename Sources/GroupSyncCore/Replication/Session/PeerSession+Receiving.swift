@@ -5,6 +5,11 @@
 /// watermark stops just before it, and we ask again once our clock allows), and a batch that starts beyond
 /// the watermark because one before it stalled. Applying such entries early is harmless — merging is
 /// idempotent — and skipping the watermark past them would lose them.
+///
+/// A batch may start beyond the watermark only while such a stall is being repaired (an entry was refused
+/// and not yet resent). Any other gap means the peer skipped part of its history — a reordered or lost
+/// frame, which TCP never produces, so a faulty peer — and the watermark could never move again: the
+/// peer would wait for an ack forever. The session ends instead, and the next one resumes from the watermark.
 extension PeerSession {
     mutating func receiveChanges<S: ReplicaStore>(_ batch: ChangeBatch, nowMillis now: Int64, store: S) throws(CloseReason) {
         var watermarkIsStale = false
@@ -19,6 +24,8 @@ extension PeerSession {
             }
             // Persist at once when the watermark was for another store epoch (or none), even if nothing moves.
             watermarkIsStale = announcedWatermark != Watermark(storeID: peerStoreID, sequence: received)
+        } else if batch.after > received && !awaitingResend {
+            throw .protocolViolation("a batch starts after sequence \(batch.after), but we have the peer's history only up to \(received) and refused nothing: history was skipped")
         }
 
         let result = try storeCall("applying \(batch.changes.count) entries") { () throws(S.Failure) in
@@ -36,6 +43,8 @@ extension PeerSession {
                     try store.setWatermark(Watermark(storeID: peerStoreID, sequence: received), peer: peer)
                 }
             }
+            // The next contiguous batch repairs the stall, unless it stalls again.
+            awaitingResend = firstRefused != nil
             if let (sequence, reason) = firstRefused, case let .tooFarAhead(_, ahead, bound) = reason {
                 // The earliest moment our clock accepts the first refused entry; later ones follow in its batch.
                 retryAtMillis = now + (ahead - bound) + 1

@@ -17,6 +17,8 @@
 public struct PeerSession: Sendable {
     /// The peer's device ID, as the transport authenticated it. Never taken from a message.
     public let peer: DeviceID
+    /// `peer.short`, computed once: every log line starts with it, and it costs a base32 encoding.
+    let peerLabel: String
     /// Our device name, sent in `hello`.
     public let deviceName: String
     public let configuration: SessionConfiguration
@@ -49,6 +51,8 @@ public struct PeerSession: Sendable {
     var receivedFirstBatch = false
     /// When to ask again for entries our clock refused.
     var retryAtMillis: Int64?
+    /// An entry was refused and not resent yet: later batches may start beyond the watermark meanwhile.
+    var awaitingResend = false
 
     // Sending our history.
     /// Our history is sent up to here (or asked to be resent from here).
@@ -66,6 +70,7 @@ public struct PeerSession: Sendable {
 
     public init(peer: DeviceID, deviceName: String, configuration: SessionConfiguration = SessionConfiguration()) {
         self.peer = peer
+        self.peerLabel = peer.short
         self.deviceName = deviceName
         self.configuration = configuration
         self.decoder = FrameDecoder(maxFrameBytes: configuration.maxFrameBytes)
@@ -182,7 +187,7 @@ public struct PeerSession: Sendable {
 
     /// One greppable line: `peer=<id> event=<event> key=value…`.
     mutating func log(_ event: String, _ details: String = "") {
-        outbox.append(.log("peer=\(peer.short) event=\(event)" + (details.isEmpty ? "" : " " + details)))
+        outbox.append(.log("peer=\(peerLabel) event=\(event)" + (details.isEmpty ? "" : " " + details)))
     }
 
     /// Text from the peer (names, reasons) goes into logs escaped, so it cannot forge log lines.

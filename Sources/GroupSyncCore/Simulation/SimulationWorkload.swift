@@ -1,0 +1,43 @@
+/// One kind of local operation the simulator draws — key-value writes today, balance operations once the
+/// balance model exists — together with the invariants that kind promises.
+///
+/// A workload is told about every operation it performs and checks its own guarantees: while the run goes
+/// on (`observe`, after each event that changed a replica's store) and once every replica has converged
+/// (`verify`). It writes only through the replica's store, as the real app writes through the SQLite
+/// store, so replication carries its data like any other.
+public protocol SimulationWorkload: AnyObject {
+    /// A short name for reports ("kv", "balance").
+    var name: String { get }
+    /// How often this workload is picked, relative to the others.
+    var weight: Int { get }
+    /// Performs one random operation on `replica` (up, and its apps able to write). Returns a line for the
+    /// trace, or `nil` when it chose to do nothing. What returns is acknowledged: it is in the store.
+    func perform(on replica: SimulatedReplica, random: inout SeededGenerator) -> String?
+    /// Invariants that must hold at every moment, on every replica; called after each event that changed
+    /// `replica`'s store. Returns the violations (empty when fine).
+    func observe(_ replica: SimulatedReplica) -> [String]
+    /// `replica`'s store was moved aside and replaced by an empty one (its peers held everything in it).
+    func storeWasReset(_ replica: SimulatedReplica)
+    /// Invariants of the converged state (every replica up, the network quiet and every store equal).
+    func verify(_ replicas: [SimulatedReplica]) -> [String]
+}
+
+extension SimulationWorkload {
+    public func observe(_ replica: SimulatedReplica) -> [String] { [] }
+    public func storeWasReset(_ replica: SimulatedReplica) {}
+}
+
+/// The workloads a standard run uses, made fresh for each seed.
+public enum SimulationWorkloads {
+    public static func standard() -> [any SimulationWorkload] {
+        [
+            KeyValueWorkload(),
+            // EXTENSION POINT — balance operations (issue #6). When the balance model lands in
+            // Sources/GroupSyncCore/Balance/, add its workload here: a `SimulationWorkload` whose `perform`
+            // draws earns, spends, extensions and usage events and records them through the balance model's
+            // API on `replica.store`; whose `observe` fails if any replica's balance is ever below zero; and
+            // whose `verify` checks that every converged replica's balance equals the sum of acknowledged
+            // earns minus acknowledged spends. Nothing else in the simulator needs to change.
+        ]
+    }
+}

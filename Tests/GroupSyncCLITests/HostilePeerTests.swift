@@ -1,0 +1,264 @@
+import Foundation
+import Testing
+import GroupSyncCore
+import GroupSyncTransport
+
+/// Hostile and careless peers against a real daemon: a paired device that lies about origins and clocks,
+/// oversized and replayed frames, a peer that never reads, slow-loris and flooding strangers, and an
+/// unpaired device that keeps dialing. Each is refused or bounded, logged once, and an honest peer keeps
+/// syncing meanwhile.
+@Suite(.serialized) struct HostilePeerTests {
+    /// `a` runs a daemon, `honest` runs one and is paired with it, and `b` is paired with `a` but its daemon
+    /// never runs: the test speaks for it with its identity.
+    final class Scene {
+        let folder = TemporaryFolder()
+        let a: TestDevice, b: TestDevice, honest: TestDevice
+
+        init() throws {
+            a = try TestDevice("a", in: folder)
+            b = try TestDevice("b", in: folder)
+            honest = try TestDevice("honest", in: folder)
+            for device in [a, honest] { try device.start() }
+            try pairAll([a, honest])
+            // b's daemon never runs: a's dialer finds nothing at its address and backs off; b comes to a.
+            try a.cli.run("peer", "add", b.id, "127.0.0.1:9", "--name", "b")
+            try b.cli.run("peer", "add", a.id, a.address)
+        }
+
+        /// A write on each side of a–honest arrives within two seconds (milliseconds when idle): their sync does not stall.
+        func expectHonestSyncFlows(_ label: String) throws {
+            try honest.cli.run("set", "group.test", "from-honest", label)
+            let there = try a.await("from-honest", equals: label, timeout: 5)
+            try a.cli.run("set", "group.test", "from-a", label)
+            let back = try honest.await("from-a", equals: label, timeout: 5)
+            #expect(there != nil && there! < 2 && back != nil && back! < 2, "\(label): honest sync took \(String(describing: there)) s and \(String(describing: back)) s\n\(a.log.suffix(2000))")
+        }
+    }
+
+    @Test func aPairedDeviceMayRelayAnyOriginButCannotStampTheFarFuture() throws {
+        let scene = try Scene()
+        let peer = try HostilePeer(as: scene.b, to: scene.a)
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let honestID = try DeviceID(parsing: scene.honest.id)
+        // An entry "written by" the honest device, which never wrote it, and one stamped an hour ahead.
+        let forged = Entry(suite: "group.test", key: "forged", value: .string("not written by honest"),
+                           version: Version(hlc: HLC(wallMillis: now), origin: honestID))
+        let future = Entry(suite: "group.test", key: "future", value: .string("wins forever?"),
+                           version: Version(hlc: HLC(wallMillis: now + 3_600_000), origin: peer.device))
+        try peer.send(.changes(ChangeBatch(after: 0, through: 2, changes: [Change(sequence: 1, entry: forged), Change(sequence: 2, entry: future)])))
+        let acks = try peer.receive(until: { $0.contains { if case .ack(let through) = $0 { through > 0 } else { false } } })
+        #expect(acks.contains(.ack(sequence: 1)), "the far-future entry is refused, so the watermark stops before it: \(acks)")
+        // Documented: origin is asserted, not proven; a paired device is trusted with the whole store.
+        #expect(try scene.honest.await("forged", equals: "not written by honest") != nil, "relayed like any entry")
+        let json = try scene.a.cli.run("get", "--json", "group.test", "forged").stdout
+        #expect(json.contains(scene.honest.id), "stored with the origin it claims: \(json)")
+        #expect(try scene.a.get("future") == nil, "an entry an hour ahead is refused by the drift bound")
+        #expect(scene.a.log.contains("event=refused count=1"))
+        try scene.expectHonestSyncFlows("after-forgery")
+    }
+
+    @Test func anOversizedFrameIsRefusedBeforeAnythingIsAllocated() throws {
+        let scene = try Scene()
+        let before = try residentMegabytes(scene.a)
+        let peer = try HostilePeer(as: scene.b, to: scene.a)
+        try peer.connection.writeAll([0xFF, 0xFF, 0xFF, 0xFF, 0x02, 0x00])
+        let farewell = try peer.receive(until: { _ in false }, timeout: 5)
+        #expect(farewell.contains { if case .error(.malformed, _) = $0 { true } else { false } }, "told why: \(farewell)")
+        #expect(peer.closedByPeer, "and disconnected")
+        #expect(try residentMegabytes(scene.a) - before < 50, "a 4 GiB announcement allocates nothing")
+        let lines = scene.a.log.split(separator: "\n").filter { $0.contains("event=closed") && $0.contains("bad framing") }
+        #expect(lines.count == 1, "logged once: \(lines)")
+        try scene.expectHonestSyncFlows("after-oversize")
+    }
+
+    @Test func replayedFramesAreHarmlessOrEndTheSession() throws {
+        let scene = try Scene()
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        var peer = try HostilePeer(as: scene.b, to: scene.a)
+        let entry = Entry(suite: "group.test", key: "replayed", value: .int(1), version: Version(hlc: HLC(wallMillis: now), origin: peer.device))
+        let batch = Message.changes(ChangeBatch(after: 0, through: 1, changes: [Change(sequence: 1, entry: entry)]))
+        // The same batch twice: merging is idempotent, the second is simply acknowledged again.
+        try peer.send(batch)
+        try peer.send(batch)
+        let acks = try peer.receive(until: { $0.filter { $0 == .ack(sequence: 1) }.count == 2 })
+        #expect(acks.filter { $0 == .ack(sequence: 1) }.count == 2, "\(acks)")
+        #expect(!peer.closedByPeer)
+        #expect(try scene.a.cli.run("list", "group.test").lines.filter { $0 == "replayed" }.count == 1)
+
+        // A replayed hello is a protocol error: the session ends, and says why.
+        try peer.send(.hello(peer.helloSent))
+        let ended = try peer.receive(until: { _ in false }, timeout: 5)
+        #expect(ended.contains { if case .error(.unexpectedMessage, _) = $0 { true } else { false } }, "\(ended)\n\(scene.a.log.suffix(1500))")
+        #expect(peer.closedByPeer)
+
+        // A replayed ack (for nothing outstanding) on a new connection ends that session too.
+        peer = try HostilePeer(as: scene.b, to: scene.a, resume: Watermark(storeID: peer.peerHello!.storeID, sequence: 0))
+        _ = try peer.receive(until: { $0.contains { if case .changes = $0 { true } else { false } } })
+        try peer.send(.ack(sequence: 0))
+        try peer.send(.ack(sequence: 0))
+        let violated = try peer.receive(until: { _ in false }, timeout: 5)
+        #expect(violated.contains { if case .error(.protocolViolation, _) = $0 { true } else { false } }, "\(violated)")
+        try scene.expectHonestSyncFlows("after-replays")
+    }
+
+    @Test func anEntryTheStoreRefusesEndsOnlyThatSession() throws {
+        let scene = try Scene()
+        let peer = try HostilePeer(as: scene.b, to: scene.a)
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        // A key with a control character: no honest store writes one, and the receiving store refuses it.
+        let bad = Entry(suite: "group.test", key: "bad\u{1}key", value: .int(1), version: Version(hlc: HLC(wallMillis: now), origin: peer.device))
+        try peer.send(.changes(ChangeBatch(after: 0, through: 1, changes: [Change(sequence: 1, entry: bad)])))
+        let ended = try peer.receive(until: { _ in false }, timeout: 5)
+        #expect(ended.contains { if case .error(.storeFailure, let text) = $0 { text.contains("control character") } else { false } }, "\(ended)")
+        #expect(peer.closedByPeer)
+        #expect(try scene.a.cli.run("list", "group.test").lines.allSatisfy { !$0.hasPrefix("bad") })
+        try scene.expectHonestSyncFlows("after-invalid-entry")
+    }
+
+    @Test func aPeerThatNeverReadsIsCutOffAtABoundedQueue() throws {
+        let scene = try Scene()
+        let peer = try HostilePeer(as: scene.b, to: scene.a)
+        // Pings, whose pongs pile up in a's queue while this side reads nothing.
+        let pings = (0..<2_000).flatMap { MessageCodec.encode(.ping(millis: Int64($0))) }
+        let deadline = Date().addingTimeInterval(60)
+        var peak = 0
+        while Date() < deadline, !scene.a.log.contains("event=peer-not-reading") {
+            guard (try? peer.connection.writeAll(pings, timeout: .seconds(30))) != nil else { break }
+            peak = max(peak, try residentMegabytes(scene.a))
+        }
+        #expect(scene.a.log.contains("event=peer-not-reading"), "a cut the peer off\n\(scene.a.log.suffix(2000))")
+        #expect(peak < 400, "a's memory stayed bounded: peak \(peak) MB")
+        print("a peer that never reads: a's resident memory peaked at \(peak) MB before it cut the peer off")
+        try scene.expectHonestSyncFlows("after-not-reading")
+    }
+
+    @Test func floodsSlowLorisAndStrangersAreBoundedAndLoggedOnce() throws {
+        let scene = try Scene()
+        let a = scene.a
+        // A stranger (a device a never paired) dials again and again.
+        let stranger = try TestDevice("stranger", in: scene.folder)
+        let strangerContext = try TLSContext(certificate: try stranger.certificate()) { _ in true }
+        for _ in 0..<10 {
+            if let connection = try? TLSConnection.connect(host: "127.0.0.1", port: a.port, context: strangerContext, timeout: .seconds(5)) {
+                _ = try? connection.read(timeout: .seconds(2))  // TLS 1.3: the refusal shows at the first read
+                connection.close()
+            }
+        }
+        // Slow-loris: connections that trickle a TLS ClientHello (which announces 512 bytes) two bytes a second.
+        let loris = try (0..<3).map { _ in try LoopbackSocket(port: a.port) }
+        let clientHello: [UInt8] = [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03] + Array(repeating: 0x42, count: 100)
+        // A flood of silent connections, far more than a has handshake slots for.
+        var flood: [LoopbackSocket] = []
+        for _ in 0..<300 { if let socket = try? LoopbackSocket(port: a.port) { flood.append(socket) } }
+        defer { for socket in flood + loris { socket.close() } }
+
+        try scene.expectHonestSyncFlows("under-flood")
+        let threads = try threadCount(a)
+        #expect(threads < 120, "a holds \(threads) threads under a 300-connection flood")
+        let started = Date()
+        var lorisOpen = true
+        var sent = 0
+        while Date().timeIntervalSince(started) < 15 && lorisOpen {
+            for socket in loris { socket.send(bytes: [clientHello[sent % clientHello.count]]) }
+            sent += 1
+            Thread.sleep(forTimeInterval: 0.5)
+            lorisOpen = loris.contains { $0.isOpen }
+        }
+        let lasted = Date().timeIntervalSince(started)
+        #expect(!lorisOpen && lasted > 5, "slow-loris connections are cut off by the 10 s handshake timeout (after \(lasted) s)")
+        for socket in flood { socket.close() }
+        flood = []
+        try scene.expectHonestSyncFlows("after-flood")
+
+        let log = a.log.split(separator: "\n")
+        let strangerLines = log.filter { $0.contains("event=refused") && $0.contains(String(stranger.id.prefix(7))) }
+        #expect(strangerLines.count == 1, "an unpaired device dialing 10 times is logged once: \(strangerLines)")
+        let busyLines = log.filter { $0.contains("too many handshakes in progress") }
+        #expect(busyLines.count == 1, "the flood is logged once: \(busyLines.count) lines")
+        #expect(a.daemon?.isRunning == true)
+    }
+
+    // MARK: Helpers
+
+    private func residentMegabytes(_ device: TestDevice) throws -> Int {
+        try procStatus(device, "VmRSS:") / 1024
+    }
+
+    private func threadCount(_ device: TestDevice) throws -> Int { try procStatus(device, "Threads:") }
+
+    private func procStatus(_ device: TestDevice, _ field: String) throws -> Int {
+        let pid = try #require(device.daemon?.processIdentifier)
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix(field) })
+        return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap { Int($0) } ?? 0)
+    }
+}
+
+/// Speaks the protocol for a device whose identity the test holds, byte by byte, to break its rules.
+final class HostilePeer {
+    let connection: TLSConnection
+    let device: DeviceID
+    let helloSent: Hello
+    private(set) var peerHello: Hello?
+    private(set) var closedByPeer = false
+    private var decoder = FrameDecoder()
+
+    init(as me: TestDevice, to target: TestDevice, resume: Watermark? = nil) throws {
+        let certificate = try me.certificate()
+        device = certificate.deviceID
+        let context = try TLSContext(certificate: certificate) { _ in true }
+        connection = try TLSConnection.connect(host: "127.0.0.1", port: target.port, context: context,
+                                               expectedPeer: try DeviceID(parsing: target.id), timeout: .seconds(5))
+        helloSent = Hello(versions: 1...1, deviceName: "hostile", storeID: "hostile-store", physicalMillis: Int64(Date().timeIntervalSince1970 * 1000), resume: resume)
+        try connection.writeAll(MessageCodec.encode(.hello(helloSent)))
+        let first = try receive(until: { $0.contains { if case .hello = $0 { true } else { false } } })
+        for case .hello(let hello) in first { peerHello = hello }
+        // Our first batch, empty: a starts reading our history.
+        try send(.changes(ChangeBatch(after: 0, through: 0, changes: [])))
+    }
+
+    func send(_ message: Message) throws { try connection.writeAll(MessageCodec.encode(message)) }
+
+    /// Reads messages until `done` holds for what arrived so far, the peer closes, or `timeout` passes.
+    func receive(until done: ([Message]) -> Bool, timeout: TimeInterval = 5) throws -> [Message] {
+        var messages: [Message] = []
+        let deadline = Date().addingTimeInterval(timeout)
+        while !done(messages), !closedByPeer, Date() < deadline {
+            let bytes: [UInt8]
+            do {
+                bytes = try connection.read(upTo: 1 << 16, timeout: .milliseconds(Int(max(1, deadline.timeIntervalSinceNow * 1000))))
+            } catch .readTimedOut {
+                break
+            } catch {
+                closedByPeer = true
+                break
+            }
+            if bytes.isEmpty { closedByPeer = true; break }
+            for frame in try decoder.feed(bytes) {
+                if let message = try MessageCodec.decode(frame) { messages.append(message) }
+            }
+        }
+        return messages
+    }
+}
+
+extension TestDevice {
+    /// The device's identity, read from its home.
+    func certificate() throws -> DeviceCertificate {
+        try DeviceCertificate(certificatePEM: try String(contentsOfFile: cli.home + "/cert.pem", encoding: .utf8),
+                              privateKeyPEM: try String(contentsOfFile: cli.home + "/key.pem", encoding: .utf8))
+    }
+}
+
+extension LoopbackSocket {
+    func send(bytes: [UInt8]) { _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) } }
+
+    /// False once the other end has closed (a zero-byte or failed non-blocking read).
+    var isOpen: Bool {
+        var byte: UInt8 = 0
+        let n = recv(descriptor, &byte, 1, Int32(MSG_DONTWAIT | MSG_PEEK))
+        if n == 0 { return false }
+        if n < 0 { return errno == EAGAIN || errno == EWOULDBLOCK }
+        return true
+    }
+}

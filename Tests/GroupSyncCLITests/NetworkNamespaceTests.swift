@@ -1,0 +1,201 @@
+import Foundation
+import Testing
+
+/// Real network faults: daemons on separate test hosts — network namespaces joined by veth pairs to a bridge
+/// in a "switch" namespace, with addresses that exist only inside them — partitioned by taking a host's
+/// link down and healed by bringing it up, with packet loss from iptables and, where the kernel has
+/// sch_netem, delay, loss and reordering from tc netem. Needs root and iproute2; skips with a message where
+/// namespaces cannot be made. Every namespace is named for this process and removed at the end.
+@Suite(.serialized) struct NetworkNamespaceTests {
+    @Test func partitionedHostsConvergeAfterTheLinkHeals() throws {
+        guard let lan = try VirtualLAN.make(hosts: 3) else { return }
+        defer { lan.destroy() }
+        let folder = TemporaryFolder()
+        let devices = try (0..<3).map { i -> TestDevice in
+            let device = try TestDevice("h\(i)", in: folder)
+            device.netns = lan.hosts[i]
+            device.host = lan.address(i)
+            device.port = 22100
+            return device
+        }
+        defer { for device in devices { device.stop(signal: SIGKILL) } }
+        for device in devices { try device.start() }
+        try pairAll(devices)
+        let (h0, h1, h2) = (devices[0], devices[1], devices[2])
+
+        try h0.cli.run("set", "group.test", "doomed", "x")
+        for device in devices { #expect(try device.await("doomed", equals: "x", timeout: 10) != nil, "\(device.name) over the virtual LAN\n\(device.log)") }
+
+        // h2's link goes down: its TCP connections are black-holed, not closed.
+        try lan.cut(2)
+        try h2.cli.run("set", "group.test", "k", "from h2, earlier")
+        try h2.cli.run("set", "group.test", "only-h2", "offline write")
+        Thread.sleep(forTimeInterval: 0.05)
+        try h0.cli.run("set", "group.test", "k", "from h0, later")
+        try h1.cli.run("delete", "group.test", "doomed")
+        #expect(try h1.await("k", equals: "from h0, later", timeout: 10) != nil)
+        Thread.sleep(forTimeInterval: 1)
+        #expect(try h2.get("k") == "from h2, earlier", "nothing crosses the partition")
+
+        try lan.heal(2)
+        for device in devices {
+            #expect(try device.await("k", equals: "from h0, later", timeout: 20) != nil, "\(device.name) after the heal\n\(device.log)")
+            #expect(try device.await("only-h2", equals: "offline write", timeout: 20) != nil, "\(device.name)")
+            #expect(try device.await("doomed", equals: nil, timeout: 20) != nil, "the delete reached \(device.name)")
+        }
+    }
+
+    @Test func writesConvergeOverALossyNetwork() throws {
+        guard let lan = try VirtualLAN.make(hosts: 2) else { return }
+        defer { lan.destroy() }
+        let folder = TemporaryFolder()
+        let devices = try (0..<2).map { i -> TestDevice in
+            let device = try TestDevice("h\(i)", in: folder)
+            device.netns = lan.hosts[i]
+            device.host = lan.address(i)
+            device.port = 22100
+            return device
+        }
+        defer { for device in devices { device.stop(signal: SIGKILL) } }
+        for device in devices { try device.start() }
+        try pairAll(devices)
+        try devices[0].cli.run("set", "group.test", "warm-up", "1")
+        #expect(try devices[1].await("warm-up", equals: "1", timeout: 10) != nil, "connected before the faults\n\(devices[1].log)")
+
+        // 10% of packets lost in each direction (iptables' statistic match, which needs no netem).
+        let lossy = try lan.dropRandomly(percent: 10)
+        // Delay, loss and reordering as a WAN would, where tc netem exists.
+        let netem = try lan.netem("delay 40ms 20ms loss 5% reorder 25% 50%")
+        if !lossy && !netem {
+            print("skipped: neither iptables (statistic match) nor tc netem can degrade the virtual network here")
+            return
+        }
+        if !netem { print("note: tc netem is missing (no sch_netem in this kernel): testing loss only, no delay or reordering") }
+        for i in 0..<40 { try devices[i % 2].cli.run("set", "group.test", "k\(i)", "v\(i)") }
+        for device in devices {
+            let seconds = try device.await("k39", equals: "v39", timeout: 30)
+            #expect(seconds != nil, "\(device.name) over the lossy network\n\(device.log.suffix(3000))")
+            #expect(try device.await("k38", equals: "v38", timeout: 30) != nil)
+            #expect(try device.cli.run("list", "group.test").lines.count == 41)  // and the warm-up key
+        }
+    }
+}
+
+/// Hosts in network namespaces on one bridge. Addresses are in 10.213.0.0/24 and exist only inside these
+/// namespaces, which have no route anywhere else.
+final class VirtualLAN {
+    let hosts: [String]
+    let switchNamespace: String
+    private let ports: [String]
+    private static let ip = "/usr/sbin/ip"
+
+    func address(_ host: Int) -> String { "10.213.0.\(10 + host)" }
+
+    /// A LAN, or nil (with the reason printed) where namespaces cannot be made.
+    static func make(hosts count: Int) throws -> VirtualLAN? {
+        guard geteuid() == 0 else {
+            print("skipped: network namespaces need root")
+            return nil
+        }
+        guard FileManager.default.isExecutableFile(atPath: ip) else {
+            print("skipped: \(ip) is missing (apt-get install iproute2)")
+            return nil
+        }
+        removeLeftovers()
+        let tag = "\(getpid() % 100_000)\(Int.random(in: 0..<100))"
+        let lan = VirtualLAN(tag: tag, hosts: count)
+        do {
+            try lan.build()
+        } catch {
+            lan.destroy()
+            print("skipped: network namespaces cannot be made here: \(error)")
+            return nil
+        }
+        return lan
+    }
+
+    private init(tag: String, hosts count: Int) {
+        hosts = (0..<count).map { "gsnet-\(tag)-h\($0)" }
+        switchNamespace = "gsnet-\(tag)-sw"
+        ports = (0..<count).map { "gs\(tag)p\($0)" }
+    }
+
+    private func build() throws {
+        try Self.run("netns", "add", switchNamespace)
+        try Self.run("-n", switchNamespace, "link", "add", "br0", "type", "bridge")
+        try Self.run("-n", switchNamespace, "link", "set", "br0", "up")
+        for (i, host) in hosts.enumerated() {
+            try Self.run("netns", "add", host)
+            try Self.run("-n", host, "link", "set", "lo", "up")
+            // Made inside the host namespace, so no interface ever appears in the machine's own namespace.
+            try Self.run("-n", host, "link", "add", "eth0", "type", "veth", "peer", "name", ports[i], "netns", switchNamespace)
+            try Self.run("-n", host, "addr", "add", "\(address(i))/24", "dev", "eth0")
+            try Self.run("-n", host, "link", "set", "eth0", "up")
+            try Self.run("-n", switchNamespace, "link", "set", ports[i], "master", "br0")
+            try Self.run("-n", switchNamespace, "link", "set", ports[i], "up")
+        }
+    }
+
+    /// Partitions a host: its switch port goes down, and packets to and from it vanish.
+    func cut(_ host: Int) throws { try Self.run("-n", switchNamespace, "link", "set", ports[host], "down") }
+    func heal(_ host: Int) throws { try Self.run("-n", switchNamespace, "link", "set", ports[host], "up") }
+
+    /// Drops a share of incoming packets on every host; false when iptables is not there.
+    func dropRandomly(percent: Int) throws -> Bool {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/iptables") else { return false }
+        for host in hosts {
+            guard (try? Self.run(program: "/usr/sbin/ip", "netns", "exec", host, "/usr/sbin/iptables", "-A", "INPUT", "-i", "eth0", "-m", "statistic",
+                                 "--mode", "random", "--probability", "\(Double(percent) / 100)", "-j", "DROP")) != nil else { return false }
+        }
+        return true
+    }
+
+    /// Applies a netem discipline to every host's link; false when the kernel has no sch_netem.
+    func netem(_ spec: String) throws -> Bool {
+        for host in hosts {
+            let arguments = ["-n", host, "qdisc", "add", "dev", "eth0", "root", "netem"] + spec.split(separator: " ").map(String.init)
+            guard (try? Self.run(program: "/usr/sbin/tc", arguments)) != nil else { return false }
+        }
+        return true
+    }
+
+    func destroy() {
+        for namespace in hosts + [switchNamespace] { _ = try? Self.run("netns", "del", namespace) }
+    }
+
+    /// Namespaces this suite made in a run that died before cleaning up (its pid is gone).
+    private static func removeLeftovers() {
+        guard let list = try? run("netns", "list") else { return }
+        for line in list.split(separator: "\n") {
+            let name = String(line.split(separator: " ").first ?? "")
+            guard name.hasPrefix("gsnet-") else { continue }
+            let tag = name.dropFirst("gsnet-".count).prefix { $0 != "-" }
+            let pid = Int32(tag.dropLast(2)) ?? 0
+            if pid != getpid() % 100_000 && kill(pid, 0) != 0 { _ = try? run("netns", "del", name) }
+        }
+    }
+
+    @discardableResult
+    static func run(_ arguments: String...) throws -> String { try run(program: ip, arguments) }
+
+    @discardableResult
+    static func run(program: String, _ arguments: String...) throws -> String { try run(program: program, arguments) }
+
+    @discardableResult
+    static func run(program: String, _ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: program)
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let output = out.fileHandleForReading.readDataToEndOfFile()
+        let errors = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw FixtureError("\(program) \(arguments.joined(separator: " ")): \(String(decoding: errors, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))")
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+}

@@ -23,9 +23,18 @@ def key(i):
     return "key-%07d" % i
 
 
+ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+
 def value(i, rnd=0):
-    head = "r%d-k%d-" % (rnd, i)
-    return head + "x" * (VALUE_BYTES - len(head))
+    """The same 80 bytes as Seeding.value in the Swift bench: a prefix, then pseudo-random base64 characters."""
+    out = "r%d-k%d-" % (rnd, i)
+    x = ((i * 2654435761 + rnd * 40503 + 12345) & 0xFFFFFFFF) & 0x7FFFFFFF
+    chars = []
+    while len(out) + len(chars) < VALUE_BYTES:
+        x = (x * 1103515245 + 12345) & 0x7FFFFFFF
+        chars.append(ALPHABET[(x >> 16) & 63])
+    return out + "".join(chars)
 
 
 def build(n):

@@ -14,10 +14,19 @@ enum Seeding {
         return "key-" + String(repeating: "0", count: max(0, 7 - digits.count)) + digits
     }
 
-    /// An 80-byte ASCII value that differs per key and per round.
+    static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+    /// An 80-byte ASCII value that differs per key and per round: a prefix, then pseudo-random base64
+    /// characters (6 bits of entropy each), so compressing frames gains what it would on real data and no
+    /// more. `Benchmarks/scripts/yjs_peer.py` makes the very same bytes.
     static func value(_ index: Int, round: Int = 0) -> Value {
-        let head = "r\(round)-k\(index)-"
-        return .string(head + String(repeating: "x", count: valueBytes - head.utf8.count))
+        var bytes = Array("r\(round)-k\(index)-".utf8)
+        var x = UInt32(truncatingIfNeeded: index &* 2_654_435_761 &+ round &* 40_503 &+ 12_345) & 0x7fff_ffff
+        while bytes.count < valueBytes {
+            x = (x &* 1_103_515_245 &+ 12_345) & 0x7fff_ffff
+            bytes.append(alphabet[Int((x >> 16) & 63)])
+        }
+        return .string(String(decoding: bytes, as: UTF8.self))
     }
 
     /// The entries of a store of `count` keys written by `origin`, all at one wall time.

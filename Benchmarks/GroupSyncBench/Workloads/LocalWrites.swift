@@ -20,21 +20,24 @@ enum LocalWrites {
         let workload = "4. Local writes"
         let seconds = bench.options.writeSeconds
         var cli: [Double] = [], library: [Double] = [], batched: [Double] = [], redis: [Double] = [], floor: [Double] = []
-        var libraryLatencyP50: [Double] = [], single: [Double] = []
+        var libraryLatencyP50: [Double] = [], single: [Double] = [], singleP50: [Double] = [], singleP99: [Double] = []
         let redisServer = bench.redisAvailable
             ? try RedisServer(directory: bench.scratch("writes-redis"), extra: ["--appendonly", "yes", "--appendfsync", "always"]) : nil
         defer { redisServer?.stop() }
         for run in 0..<bench.runs {
             let device = try bench.device("writes")
             cli.append(try cliRate(bench, device, seconds: seconds, run: run))
-            single.append(try libraryRate(device, clients: 1, seconds: seconds, run: run).rate)
+            let one = try libraryRate(device, clients: 1, seconds: seconds, run: run)
+            single.append(one.rate)
+            singleP50.append(one.p50)
+            singleP99.append(one.p99)
             let inProcess = try libraryRate(device, clients: clients, seconds: seconds, run: run)
             library.append(inProcess.rate)
             libraryLatencyP50.append(inProcess.p50)
             batched.append(try batchRate(device, count: bench.n, run: run))
             floor.append(Double(bench.n) / (try SQLiteFloor.upsertSeconds(count: bench.n, batch: 1000, path: bench.scratch("writes-floor") + ".db")))
             if let redisServer { redis.append(try redisRate(redisServer, seconds: seconds, run: run)) }
-            Progress.say("  run \(run + 1): CLI \(Format.value(cli.last!, "/s")), one client \(Format.value(single.last!, "/s")), in process \(Format.value(library.last!, "/s")), batched \(Format.value(batched.last!, "/s"))" + (redis.last.map { ", Redis AOF always \(Format.value($0, "/s"))" } ?? ""))
+            Progress.say("  run \(run + 1): CLI \(Format.value(cli.last!, "/s")), one client \(Format.value(single.last!, "/s")) (p50 \(Format.value(one.p50, "ms")), p99 \(Format.value(one.p99, "ms"))), in process \(Format.value(library.last!, "/s")), batched \(Format.value(batched.last!, "/s"))" + (redis.last.map { ", Redis AOF always \(Format.value($0, "/s"))" } ?? ""))
         }
         let redisName = redisServer == nil ? nil : "Redis, appendfsync always, 8 clients"
         bench.results.add(Row(workload: workload, metric: "durable writes/s, 8 clients running `groupsync set`", unit: "/s",
@@ -47,7 +50,7 @@ enum LocalWrites {
                               lowerIsBetter: false))
         bench.results.add(Row(workload: workload, metric: "durable writes/s, 1 client calling Store.set (no contention)", unit: "/s",
                               groupsyncRuns: single, target: nil,
-                              how: "One thread, one Store, `Store.set` in a loop for as long: the fsync-bound speed of one writer, to compare with 8.",
+                              how: "One thread, one Store, `Store.set` in a loop for as long: the fsync-bound speed of one writer, to compare with 8. Per-write latency p50 \(Format.value(Stats.median(singleP50), "ms")), p99 \(Format.value(Stats.median(singleP99), "ms")).",
                               lowerIsBetter: false))
         bench.results.add(Row(workload: workload, metric: "batched writes/s (Store.apply, 1,000 per transaction)", unit: "/s",
                               groupsyncRuns: batched, peerName: "SQLite upserts, 1,000/txn", peerRuns: floor, target: .atLeast(150_000, "≥ 150,000/s"),
@@ -79,7 +82,7 @@ enum LocalWrites {
     }
 
     /// 8 threads with their own Store each, calling `set` in a loop.
-    static func libraryRate(_ device: BenchDevice, clients: Int, seconds: Double, run: Int) throws -> (rate: Double, p50: Double) {
+    static func libraryRate(_ device: BenchDevice, clients: Int, seconds: Double, run: Int) throws -> (rate: Double, p50: Double, p99: Double) {
         // Each Store is used by exactly one thread.
         let stores = try (0..<clients).map { _ in Unchecked(try device.openStore()) }
         let counts = Counter()
@@ -104,7 +107,7 @@ enum LocalWrites {
             }
         }
         group.wait()
-        return (Double(counts.value) / (Double(Clock.nanos() - start) / 1e9), Stats.median(latencies.all))
+        return (Double(counts.value) / (Double(Clock.nanos() - start) / 1e9), Stats.median(latencies.all), Stats.percentile(latencies.all, 99))
     }
 
     /// `count` new keys through `Store.apply`, 1,000 per transaction.

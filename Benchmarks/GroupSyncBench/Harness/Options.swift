@@ -20,6 +20,7 @@ struct Options {
     var out: String? = nil
     var binary: String? = nil
     var keep = false
+    var perfFolder: String? = nil
 
     static let usage = """
         usage: groupsync-bench [--quick] [--only 1,2,…] [--n N] [--runs R] [--out DIR] [--root DIR] [--binary PATH] [--keep]
@@ -37,6 +38,8 @@ struct Options {
           --root DIR     the package root (default: the current folder)
           --binary PATH  the groupsync binary (default: next to this program)
           --keep         keep the temporary homes and logs
+          --perf DIR     record `perf record -g` of the daemons during the GroupSync figures of workloads 1–3
+                         into DIR (slows them: for finding where time goes, not for the table)
         """
 
     static func parse(_ arguments: [String]) throws -> Options {
@@ -58,6 +61,7 @@ struct Options {
             case "--out": options.out = try value(argument)
             case "--binary": options.binary = try value(argument)
             case "--keep": options.keep = true
+            case "--perf": options.perfFolder = try value(argument)
             case "-h", "--help": print(usage); exit(0)
             default: throw BenchError("unknown argument '\(argument)'\n\(usage)")
             }

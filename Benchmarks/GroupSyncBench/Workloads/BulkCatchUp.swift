@@ -30,6 +30,7 @@ enum BulkCatchUp {
             bench.results.point("SQLite upsert floor", n: n, millis: Stats.median(floor), bytes: nil)
             bench.results.extra["bulk-\(n)"] = ["groupsyncMillis": groupsync.millis, "groupsyncBytes": groupsync.bytes,
                                                 "groupsyncFromLaunchMillis": groupsync.fromLaunch,
+                                                "senderCPUMillis": groupsync.cpuA, "receiverCPUMillis": groupsync.cpuB,
                                                 "redisMillis": redis?.millis ?? [], "redisBytes": redis?.bytes ?? [],
                                                 "sqliteFloorMillis": floor, "storeApplyMillis": storeLayer,
                                                 "yjsMillis": yjsMillis, "yjsBytes": yjsBytes]
@@ -41,6 +42,7 @@ enum BulkCatchUp {
             bench.results.add(Row(workload: workload, metric: "time until a fresh device holds \(nText) keys", unit: "ms",
                                   groupsyncRuns: groupsync.millis, peerName: redis == nil ? nil : "Redis full resync", peerRuns: redis?.millis ?? [],
                                   target: .ratioAtMost(3, "≤ 3× Redis full resync"), how: how + " " + redisHow))
+            bench.results.notes.append("Bulk catch-up of \(nText) keys: the sender's daemon used \(Format.value(Stats.median(groupsync.cpuA), "ms")) of CPU during it and the receiver's \(Format.value(Stats.median(groupsync.cpuB), "ms")) (since its launch), against \(Format.value(Stats.median(groupsync.millis), "ms")) of wall time: the rest is waiting (fsyncs, round trips under the 4-batch window).")
             bench.results.add(Row(workload: workload, metric: "same, against the SQLite upsert floor", unit: "ms",
                                   groupsyncRuns: groupsync.millis, peerName: "SQLite upserts, 500/txn, FULL", peerRuns: floor,
                                   target: .ratioAtMost(2, "≤ 2× the SQLite floor"),
@@ -65,7 +67,7 @@ enum BulkCatchUp {
     }
 
     /// A holds `n` keys; each run pairs a new, empty B with it and times the catch-up.
-    static func measureGroupSync(_ bench: Bench, n: Int, runs: Int) throws -> (millis: [Double], bytes: [Double], fromLaunch: [Double]) {
+    static func measureGroupSync(_ bench: Bench, n: Int, runs: Int) throws -> (millis: [Double], bytes: [Double], fromLaunch: [Double], cpuA: [Double], cpuB: [Double]) {
         let a = try bench.device("bulk-a")
         let storeA = try a.openStore(signalCommits: false)
         try Seeding.fill([storeA], count: n, origin: a.id)
@@ -73,7 +75,7 @@ enum BulkCatchUp {
         defer { a.stop() }
         let proxyA = try CountingProxy(upstream: a.port)
         defer { proxyA.stop() }
-        var millis: [Double] = [], bytes: [Double] = [], fromLaunch: [Double] = []
+        var millis: [Double] = [], bytes: [Double] = [], fromLaunch: [Double] = [], cpuA: [Double] = [], cpuB: [Double] = []
         for _ in 0..<runs {
             let b = try bench.device("bulk-b")
             let proxyB = try CountingProxy()
@@ -88,24 +90,32 @@ enum BulkCatchUp {
             let watcher = try ChangeWatcher(home: b.home)
             proxyA.reset()
             proxyB.reset()
+            let senderBefore = try ProcStats.read(pid: a.pid!)
             let launch = Clock.nanos()
             try b.start(port: portB, waitReady: false)
+            let profiler = Profiler.start(bench, name: "bulk-\(n)", pids: [a.pid, b.pid].compactMap { $0 })
             let deadline = Deadline(seconds: 600, "B to catch up \(n) keys")
             while try storeB.lastSequence() < Int64(n) {
                 try deadline.check()
                 _ = watcher.wait(timeoutMillis: 50)
             }
             let done = Clock.nanos()
+            // Where the time went: CPU of the sender over the catch-up, and of the receiver since its launch.
+            if let sender = try? ProcStats.read(pid: a.pid!), let receiver = try? ProcStats.read(pid: b.pid!) {
+                cpuA.append(Double(sender.cpuNanos - senderBefore.cpuNanos) / 1e6)
+                cpuB.append(Double(receiver.cpuNanos) / 1e6)
+            }
+            profiler?.stop()
             let firstConnection = (proxyA.connections + proxyB.connections).filter { $0 >= launch }.min() ?? launch
             millis.append(Double(done - firstConnection) / 1e6)
             fromLaunch.append(Double(done - launch) / 1e6)
             usleep(300_000)  // the last acknowledgements
             bytes.append(Double(proxyA.bytes + proxyB.bytes))
-            Progress.say("    GroupSync: \(Format.value(millis.last!, "ms")) (\(Format.value(fromLaunch.last!, "ms")) from launch), \(Format.bytes(bytes.last!))")
+            Progress.say("    GroupSync: \(Format.value(millis.last!, "ms")) (\(Format.value(fromLaunch.last!, "ms")) from launch), \(Format.bytes(bytes.last!)); CPU sender \(Format.value(cpuA.last ?? .nan, "ms")), receiver \(Format.value(cpuB.last ?? .nan, "ms"))")
             b.stop()
             try a.unpair(b)
         }
-        return (millis, bytes, fromLaunch)
+        return (millis, bytes, fromLaunch, cpuA, cpuB)
     }
 
     /// A Redis primary holds `n` keys; each run starts a new replica through a counting proxy.

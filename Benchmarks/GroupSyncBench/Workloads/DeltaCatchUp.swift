@@ -31,7 +31,7 @@ enum DeltaCatchUp {
             for k in bench.options.deltaKs where k <= n {
                 var point = Point(n: n, k: k, millis: [], bytes: [], connections: [])
                 for _ in 0..<runs {
-                    let round = try pair.reconnect(changes: k)
+                    let round = try pair.reconnect(changes: k, profile: k == bench.options.headlineK ? (bench, "delta-\(n)-\(k)") : nil)
                     point.millis.append(round.millis)
                     point.bytes.append(round.bytes)
                     point.connections.append(Double(round.connections))
@@ -181,7 +181,7 @@ private final class SyncedPair {
 
     /// Stops B, writes `changes` keys on A, restarts B; the time from B's first connection until B holds
     /// them, and the bytes both ways.
-    func reconnect(changes: Int) throws -> (millis: Double, bytes: Double, connections: Int) {
+    func reconnect(changes: Int, profile: (Bench, String)? = nil) throws -> (millis: Double, bytes: Double, connections: Int) {
         b.stop()
         round += 1
         let step = max(1, n / max(changes, 1))
@@ -195,6 +195,8 @@ private final class SyncedPair {
         proxyB.reset()
         let launch = Clock.nanos()
         try b.start(waitReady: false)
+        let profiler = profile.flatMap { Profiler.start($0.0, name: $0.1, pids: [a.pid, b.pid].compactMap { $0 }) }
+        defer { profiler?.stop() }
         var millis = 0.0
         if changes > 0 {
             let deadline = Deadline(seconds: 120, "B to catch up \(changes) changes")

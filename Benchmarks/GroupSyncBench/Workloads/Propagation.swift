@@ -25,7 +25,9 @@ enum Propagation {
 
         // Runs alternate between the two systems, so background noise falls on both alike.
         for run in 0..<bench.runs {
+            let profiler = run == 0 ? Profiler.start(bench, name: "propagation", pids: [groupsync.a.pid, groupsync.b.pid].compactMap { $0 }) : nil
             let g = try groupsync.measure(writes: writes, run: run)
+            profiler?.stop()
             gsP50.append(Stats.percentile(g.total, 50))
             gsP99.append(Stats.percentile(g.total, 99))
             gsAfterCommitP50.append(Stats.percentile(g.afterCommit, 50))
@@ -90,7 +92,16 @@ private final class GroupSyncPair {
                 }
             }
         }
-        // Warm up: the watch is live and the session has carried a few writes.
+        // `watch` reports changes after the head it reads when it starts, so probe until it has started.
+        var probe = 0
+        let ready = Deadline(seconds: 20, "B's watch to report a change")
+        while true {
+            try store.set(.int(Int64(probe)), suite: Propagation.suite, key: "probe-\(probe)")
+            if board.wait(for: "probe-\(probe)", seconds: 0.2) != nil { break }
+            try ready.check()
+            probe += 1
+        }
+        // Warm up: the session has carried a few writes.
         for i in 0..<20 {
             let key = "warm-\(i)"
             try store.set(Seeding.value(i), suite: Propagation.suite, key: key)

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# Installs the peers `make bench` compares GroupSync with, if missing: Redis (Debian's redis-server) and
-# pycrdt + matplotlib (PyPI). A peer that cannot be had is not an error: the bench skips it with a note.
+# Installs the peers `make bench` compares GroupSync with, if missing: Redis (Debian's redis-server), strace,
+# and pycrdt + matplotlib (PyPI). A peer that cannot be had is not an error: the bench skips it with a note.
 set -uo pipefail
 sudo_cmd=""
 [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
-if ! command -v redis-server >/dev/null; then
-  echo "installing: redis-server"
-  { $sudo_cmd apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq redis-server >/dev/null; } \
-    || echo "note: redis-server could not be installed; the bench will skip the Redis peer"
+# Debian: redis-server (the Redis peer), strace (counts timer wake-ups of the idle daemon).
+apt_missing=()
+command -v redis-server >/dev/null || apt_missing+=(redis-server)
+command -v strace >/dev/null || apt_missing+=(strace)
+if [ ${#apt_missing[@]} -gt 0 ]; then
+  echo "installing: ${apt_missing[*]}"
+  { $sudo_cmd apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${apt_missing[@]}" >/dev/null; } \
+    || echo "note: ${apt_missing[*]} could not be installed; the bench will skip what needs it, with a note"
 fi
 # apt may start a system Redis on 6379; the bench starts its own servers on free ports and never uses it.
 if command -v python3 >/dev/null; then

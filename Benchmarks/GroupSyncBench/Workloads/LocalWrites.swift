@@ -116,7 +116,8 @@ enum LocalWrites {
         var clock = HybridClock(last: try store.currentClock())
         let batches: [[Entry]] = stride(from: 0, to: count, by: 1000).map { start in
             (start..<min(count, start + 1000)).map { index in
-                Entry(suite: Seeding.suite, key: "batch\(run)-\(index)", value: Seeding.value(index, round: run),
+                // Keys in index order, like the SQLite peer's: both fill the B-tree the same way.
+                Entry(suite: Seeding.suite, key: "b\(run)-" + Seeding.key(index), value: Seeding.value(index, round: run),
                       version: Version(hlc: clock.tick(physicalMillis: Clock.wallMillis()), origin: device.id))
             }
         }

@@ -26,7 +26,8 @@ final class CountingProxy: @unchecked Sendable {
 
     deinit { stop() }
 
-    func setUpstream(_ port: UInt16) { lock.withLock { upstream = port } }
+    /// Where connections go; nil refuses them (accepted, then closed at once: a partition).
+    func setUpstream(_ port: UInt16?) { lock.withLock { upstream = port } }
 
     /// Bytes forwarded in both directions since the last `reset`.
     var bytes: Int { lock.withLock { forwarded[0] + forwarded[1] } }

@@ -15,6 +15,21 @@ do { bench = try Bench(options: options) } catch {
     exit(3)
 }
 bench.results.environment = Environment.describe(bench)
+
+// Ctrl-C or SIGTERM: end the daemons and servers started so far and remove the scratch folder.
+signal(SIGINT, SIG_IGN)
+signal(SIGTERM, SIG_IGN)
+let stopSources = [SIGINT, SIGTERM].map { number -> DispatchSourceSignal in
+    let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+    source.setEventHandler {
+        FileHandle.standardError.write(Data("groupsync-bench: interrupted; stopping its processes\n".utf8))
+        Subprocess.endAll()
+        bench.finish()
+        exit(130)
+    }
+    source.resume()
+    return source
+}
 Progress.say("scratch folder \(bench.folder.path); binary \(bench.binary); mode \(options.quick ? "quick" : "full"), N = \(options.n)")
 
 let workloads: [(Int, String, (Bench) throws -> Void)] = [

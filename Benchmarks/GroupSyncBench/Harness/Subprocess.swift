@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 
 /// A child process started with posix_spawn: cheaper than Foundation's `Process`, which matters when eight
@@ -58,6 +59,16 @@ final class Subprocess {
         }
         pid = child
         stdoutFD = pipeFDs[0] >= 0 ? pipeFDs[0] : nil
+        Self.live.withLock { Self.pids.insert(child) }
+    }
+
+    // Children still running, so an interrupted bench can end them (see `endAll`).
+    private static let live = NSLock()
+    nonisolated(unsafe) private static var pids: Set<pid_t> = []
+
+    /// Kills every child still running: daemons, Redis servers, watches.
+    static func endAll() {
+        for pid in live.withLock({ pids }) { kill(pid, SIGKILL) }
     }
 
     deinit {
@@ -69,7 +80,7 @@ final class Subprocess {
         guard exitStatus == nil else { return false }
         var status: Int32 = 0
         let rc = waitpid(pid, &status, WNOHANG)
-        if rc == pid { exitStatus = Self.decode(status); return false }
+        if rc == pid { exitStatus = Self.decode(status); Self.live.withLock { _ = Self.pids.remove(pid) }; return false }
         return true
     }
 
@@ -80,6 +91,7 @@ final class Subprocess {
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         exitStatus = Self.decode(status)
+        Self.live.withLock { _ = Self.pids.remove(pid) }
         return exitStatus!
     }
 

@@ -39,7 +39,9 @@ enum Environment {
     static func gitCommit(root: String) -> String {
         guard let git = Subprocess.which("git"),
               let result = try? Subprocess.run(git, ["-C", root, "rev-parse", "--short", "HEAD"]), result.status == 0 else { return "?" }
-        let dirty = (try? Subprocess.run(git, ["-C", root, "status", "--porcelain", "--untracked-files=no"]))?.stdout.isEmpty == false
+        // The results and their analysis are written after the code they measure; they do not make it "changed".
+        let dirty = (try? Subprocess.run(git, ["-C", root, "status", "--porcelain", "--untracked-files=no", "--", ".",
+                                               ":!Benchmarks/results", ":!Benchmarks/analysis.md"]))?.stdout.isEmpty == false
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines) + (dirty ? "+changes" : "")
     }
 }

@@ -59,7 +59,7 @@ final class Subprocess {
         }
         pid = child
         stdoutFD = pipeFDs[0] >= 0 ? pipeFDs[0] : nil
-        Self.live.withLock { Self.pids.insert(child) }
+        Self.live.withLock { _ = Self.pids.insert(child) }
     }
 
     // Children still running, so an interrupted bench can end them (see `endAll`).

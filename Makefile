@@ -1,4 +1,4 @@
-# GroupSync: `make demo` runs the main job, `make test` the test suite.
+# GroupSync: `make demo` runs the main job, `make test` the test suite, `make bench` the benchmarks.
 SWIFT ?= swift
 RELEASE_FLAGS = -c release --static-swift-stdlib
 
@@ -8,7 +8,11 @@ SOAK_SEEDS ?= 10000
 # Seconds per fuzz target for `make fuzz` (CI runs it with 20).
 FUZZ_SECONDS ?= 45
 
-.PHONY: deps build release demo test soak fuzz clean
+BENCH_BIN = "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/groupsync-bench"
+# Extra arguments for groupsync-bench, e.g. `make bench BENCH_ARGS="--only 1,3"`.
+BENCH_ARGS ?=
+
+.PHONY: deps bench-deps build release demo test soak fuzz bench bench-quick clean
 
 deps:
 	@Deploy/install-deps.sh
@@ -35,6 +39,19 @@ soak: release
 # .build-fuzz, each run for FUZZ_SECONDS from corpora made of Protocol/vectors. A crash fails the target.
 fuzz: deps
 	Fuzz/run.sh $(FUZZ_SECONDS)
+
+bench-deps:
+	@Deploy/install-bench-deps.sh
+
+# Release build of groupsync and groupsync-bench, then every workload at full size (N = 100,000; ~15 min).
+bench: deps bench-deps
+	$(SWIFT) build $(RELEASE_FLAGS)
+	$(BENCH_BIN) $(BENCH_ARGS)
+
+# The same workloads at small sizes (about a minute), written to Benchmarks/results/quick/.
+bench-quick: deps bench-deps
+	$(SWIFT) build $(RELEASE_FLAGS)
+	$(BENCH_BIN) --quick $(BENCH_ARGS)
 
 clean:
 	rm -rf .build .build-fuzz

@@ -8,6 +8,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "groupsync", targets: ["groupsync"]),
+        .executable(name: "groupsync-bench", targets: ["GroupSyncBench"]),
     ],
     targets: [
         // C libraries from Debian, reached through tiny shim modules.
@@ -28,6 +29,12 @@ let package = Package(
         // The command line, as a library so tests can reach its parser.
         .target(name: "GroupSyncCLI", dependencies: ["GroupSyncCore", "GroupSyncStore", "GroupSyncTransport", "GroupSyncDaemon"]),
         .executableTarget(name: "groupsync", dependencies: ["GroupSyncCLI"]),
+        // `make bench`: real daemons over loopback TLS against Redis, Yjs and raw SQLite (Benchmarks/README.md).
+        // It may use Foundation; the shipped `groupsync` binary does not link it.
+        .executableTarget(name: "GroupSyncBench",
+                          dependencies: ["GroupSyncCore", "GroupSyncStore", "GroupSyncTransport", "GroupSyncDaemon", "CSQLite"],
+                          path: "Benchmarks/GroupSyncBench",
+                          swiftSettings: [.swiftLanguageMode(.v5)]),
 
         .testTarget(name: "GroupSyncCoreTests", dependencies: ["GroupSyncCore"]),
         .testTarget(name: "GroupSyncStoreTests", dependencies: ["GroupSyncStore"]),

@@ -1,0 +1,172 @@
+import Foundation
+import GroupSyncCore
+import GroupSyncStore
+
+/// Workload 4: acknowledged durable writes per second from 8 concurrent clients, and batched writes per second.
+///
+/// - 8 clients as `groupsync set` processes: what a shell script or an app calling the CLI gets.
+/// - 8 clients in process: 8 threads, each with its own `Store` (its own SQLite connection, as 8 app
+///   processes linking the library would have), each calling `Store.set` in a loop.
+/// - Batched: the Store has no public local batch API (its transaction helper is internal), so the batch
+///   figure uses `Store.apply` — the replication path, which merges a batch in one transaction — with
+///   entries stamped by the bench (a `HybridClock` of its own, origin = this device), 1,000 per transaction.
+/// Peers: Redis with `appendonly yes, appendfsync always` (each write acknowledged after fsync) driven by
+/// 8 client threads doing SET; raw SQLite upserts with 1,000 rows per transaction for the batch.
+/// No daemon runs on the writing home: this is the store's own speed.
+enum LocalWrites {
+    static let clients = 8
+
+    static func run(_ bench: Bench) throws {
+        let workload = "4. Local writes"
+        let seconds = bench.options.writeSeconds
+        var cli: [Double] = [], library: [Double] = [], batched: [Double] = [], redis: [Double] = [], floor: [Double] = []
+        var libraryLatencyP50: [Double] = [], single: [Double] = [], singleP50: [Double] = [], singleP99: [Double] = []
+        let redisServer = bench.redisAvailable
+            ? try RedisServer(directory: bench.scratch("writes-redis"), extra: ["--appendonly", "yes", "--appendfsync", "always"]) : nil
+        defer { redisServer?.stop() }
+        for run in 0..<bench.runs {
+            let device = try bench.device("writes")
+            cli.append(try cliRate(bench, device, seconds: seconds, run: run))
+            let one = try libraryRate(device, clients: 1, seconds: seconds, run: run)
+            single.append(one.rate)
+            singleP50.append(one.p50)
+            singleP99.append(one.p99)
+            let inProcess = try libraryRate(device, clients: clients, seconds: seconds, run: run)
+            library.append(inProcess.rate)
+            libraryLatencyP50.append(inProcess.p50)
+            batched.append(try batchRate(device, count: bench.n, run: run))
+            floor.append(Double(bench.n) / (try SQLiteFloor.upsertSeconds(count: bench.n, batch: 1000, path: bench.scratch("writes-floor") + ".db")))
+            if let redisServer { redis.append(try redisRate(redisServer, seconds: seconds, run: run)) }
+            Progress.say("  run \(run + 1): CLI \(Format.value(cli.last!, "/s")), one client \(Format.value(single.last!, "/s")) (p50 \(Format.value(one.p50, "ms")), p99 \(Format.value(one.p99, "ms"))), in process \(Format.value(library.last!, "/s")), batched \(Format.value(batched.last!, "/s"))" + (redis.last.map { ", Redis AOF always \(Format.value($0, "/s"))" } ?? ""))
+        }
+        let redisName = redisServer == nil ? nil : "Redis, appendfsync always, 8 clients"
+        bench.results.add(Row(workload: workload, metric: "durable writes/s, 8 clients running `groupsync set`", unit: "/s",
+                              groupsyncRuns: cli, peerName: redisName, peerRuns: redis, target: .atLeast(20_000, "≥ 20,000/s"),
+                              how: "8 threads each spawn `groupsync set SUITE KEY VALUE` (posix_spawn) one after another for \(Format.number(seconds, digits: 1)) s; writes whose process exited 0, divided by the elapsed time. Redis: 8 client threads each sending SET and waiting for its reply, for as long.",
+                              lowerIsBetter: false))
+        bench.results.add(Row(workload: workload, metric: "durable writes/s, 8 clients calling Store.set in process", unit: "/s",
+                              groupsyncRuns: library, peerName: redisName, peerRuns: redis, target: .atLeast(20_000, "≥ 20,000/s"),
+                              how: "8 threads, each with its own Store (own SQLite connection), call `Store.set` in a loop for \(Format.number(seconds, digits: 1)) s; each return is an fsynced commit. Median per-write latency \(Format.value(Stats.median(libraryLatencyP50), "ms")).",
+                              lowerIsBetter: false))
+        bench.results.add(Row(workload: workload, metric: "durable writes/s, 1 client calling Store.set (no contention)", unit: "/s",
+                              groupsyncRuns: single, target: nil,
+                              how: "One thread, one Store, `Store.set` in a loop for as long: the fsync-bound speed of one writer, to compare with 8. Per-write latency p50 \(Format.value(Stats.median(singleP50), "ms")), p99 \(Format.value(Stats.median(singleP99), "ms")).",
+                              lowerIsBetter: false))
+        bench.results.add(Row(workload: workload, metric: "batched writes/s (Store.apply, 1,000 per transaction)", unit: "/s",
+                              groupsyncRuns: batched, peerName: "SQLite upserts, 1,000/txn", peerRuns: floor, target: .atLeast(150_000, "≥ 150,000/s"),
+                              how: "\(Format.grouped(bench.n)) new keys per run written with `Store.apply` in batches of 1,000 (one transaction each), entries stamped by the bench; the Store has no local batch API (see README). Peer: raw SQLite upserts of as many rows, 1,000 per transaction.",
+                              lowerIsBetter: false))
+    }
+
+    /// 8 threads spawning `groupsync set` back to back.
+    static func cliRate(_ bench: Bench, _ device: BenchDevice, seconds: Double, run: Int) throws -> Double {
+        let counts = Counter()
+        let start = Clock.nanos()
+        let end = start + UInt64(seconds * 1e9)
+        let group = DispatchGroup()
+        for client in 0..<clients {
+            group.enter()
+            Thread.detachNewThread {
+                defer { group.leave() }
+                var i = 0
+                while Clock.nanos() < end {
+                    guard case .string(let value) = Seeding.value(i, round: run),
+                          let process = try? Subprocess(bench.binary, ["--home", device.home.path, "set", Seeding.suite, "cli\(run)-c\(client)-\(i)", value]) else { break }
+                    if process.wait() == 0 { counts.add(1) }
+                    i += 1
+                }
+            }
+        }
+        group.wait()
+        return Double(counts.value) / (Double(Clock.nanos() - start) / 1e9)
+    }
+
+    /// 8 threads with their own Store each, calling `set` in a loop.
+    static func libraryRate(_ device: BenchDevice, clients: Int, seconds: Double, run: Int) throws -> (rate: Double, p50: Double, p99: Double) {
+        // Each Store is used by exactly one thread.
+        let stores = try (0..<clients).map { _ in Unchecked(try device.openStore()) }
+        let counts = Counter()
+        let latencies = Latencies()
+        let start = Clock.nanos()
+        let end = start + UInt64(seconds * 1e9)
+        let group = DispatchGroup()
+        for (client, store) in stores.enumerated() {
+            group.enter()
+            Thread.detachNewThread {
+                defer { group.leave() }
+                var i = 0
+                var mine: [Double] = []
+                while Clock.nanos() < end {
+                    let t0 = Clock.nanos()
+                    guard (try? store.value.set(Seeding.value(i, round: run), suite: Seeding.suite, key: "lib\(run)-\(clients)c\(client)-\(i)")) != nil else { break }
+                    mine.append(Clock.millis(since: t0))
+                    counts.add(1)
+                    i += 1
+                }
+                latencies.add(mine)
+            }
+        }
+        group.wait()
+        return (Double(counts.value) / (Double(Clock.nanos() - start) / 1e9), Stats.median(latencies.all), Stats.percentile(latencies.all, 99))
+    }
+
+    /// `count` new keys through `Store.apply`, 1,000 per transaction.
+    static func batchRate(_ device: BenchDevice, count: Int, run: Int) throws -> Double {
+        let store = try device.openStore()
+        var clock = HybridClock(last: try store.currentClock())
+        let batches: [[Entry]] = stride(from: 0, to: count, by: 1000).map { start in
+            (start..<min(count, start + 1000)).map { index in
+                // Keys in index order, like the SQLite peer's: both fill the B-tree the same way.
+                Entry(suite: Seeding.suite, key: "b\(run)-" + Seeding.key(index), value: Seeding.value(index, round: run),
+                      version: Version(hlc: clock.tick(physicalMillis: Clock.wallMillis()), origin: device.id))
+            }
+        }
+        let start = Clock.nanos()
+        for batch in batches { _ = try store.apply(batch) }
+        return Double(count) / (Double(Clock.nanos() - start) / 1e9)
+    }
+
+    /// 8 client threads, SET and wait for the reply, against a Redis that fsyncs before replying.
+    static func redisRate(_ server: RedisServer, seconds: Double, run: Int) throws -> Double {
+        let clientsReady = try (0..<clients).map { _ in try server.client() }
+        let counts = Counter()
+        let start = Clock.nanos()
+        let end = start + UInt64(seconds * 1e9)
+        let group = DispatchGroup()
+        for (client, connection) in clientsReady.enumerated() {
+            group.enter()
+            Thread.detachNewThread {
+                defer { group.leave() }
+                var i = 0
+                while Clock.nanos() < end {
+                    guard case .string(let value) = Seeding.value(i, round: run),
+                          (try? connection.command("SET", "w\(run)-c\(client)-\(i)", value)) != nil else { break }
+                    counts.add(1)
+                    i += 1
+                }
+            }
+        }
+        group.wait()
+        return Double(counts.value) / (Double(Clock.nanos() - start) / 1e9)
+    }
+}
+
+/// Hands a value to exactly one other thread.
+struct Unchecked<T>: @unchecked Sendable {
+    let value: T
+    init(_ value: T) { self.value = value }
+}
+
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    func add(_ n: Int) { lock.withLock { count += n } }
+    var value: Int { lock.withLock { count } }
+}
+
+final class Latencies: @unchecked Sendable {
+    private let lock = NSLock()
+    private var values: [Double] = []
+    func add(_ more: [Double]) { lock.withLock { values += more } }
+    var all: [Double] { lock.withLock { values } }
+}

@@ -120,6 +120,8 @@ public final class Daemon: @unchecked Sendable {
     }
 
     private nonisolated(unsafe) var context: TLSContext?
+    /// The pairing version the peer list was last read at (`nil`: never read).
+    private nonisolated(unsafe) var loadedPairingVersion: Int64?
 
     private func shutdown() {
         let live = state.locked { () -> [PeerConnection] in
@@ -138,10 +140,15 @@ public final class Daemon: @unchecked Sendable {
 
     // MARK: Paired devices
 
-    /// Re-reads the paired devices; drops connections to removed ones at once.
+    /// Re-reads the paired devices if they changed; drops connections to removed ones at once.
     private func reloadPeers() throws(DaemonError) {
         let devices: [PairedDevice]
-        do { devices = try store.pairedDevices() } catch { throw .store(error.description) }
+        do {
+            let version = try store.pairingVersion()
+            guard version != loadedPairingVersion else { return }
+            devices = try store.pairedDevices()
+            loadedPairingVersion = version
+        } catch { throw .store(error.description) }
         var removed: [PeerConnection] = []
         var added: [DeviceID] = []
         state.locked {

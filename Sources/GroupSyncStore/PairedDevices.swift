@@ -40,8 +40,19 @@ extension Store {
         statement.bind(1, device.id.bytes)
         statement.bind(2, device.name)
         statement.bind(3, device.address)
-        try database.transaction(immediate: true) { () throws(StoreError) in try statement.run() }
+        try database.transaction(immediate: true) { () throws(StoreError) in
+            try statement.run()
+            try bumpPairingVersion()
+        }
         didCommit?()
+    }
+
+    /// A counter that moves whenever the paired devices change, so the daemon can tell at the cost of one
+    /// small read whether it must re-read them after a commit.
+    public func pairingVersion() throws(StoreError) -> Int64 { try readMetaInt("pairing_version") }
+
+    private func bumpPairingVersion() throws(StoreError) {
+        try writeMetaInt("pairing_version", try readMetaInt("pairing_version") + 1)
     }
 
     /// Removes a paired device; `false` if it was not paired.
@@ -51,7 +62,9 @@ extension Store {
         statement.bind(1, id.bytes)
         let removed = try database.transaction(immediate: true) { () throws(StoreError) -> Bool in
             try statement.run()
-            return database.changes > 0
+            guard database.changes > 0 else { return false }
+            try bumpPairingVersion()
+            return true
         }
         if removed { didCommit?() }
         return removed

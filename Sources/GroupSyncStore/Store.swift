@@ -132,6 +132,11 @@ public final class Store: ReplicaStore {
         statement.bind(1, peer.bytes)
         statement.bind(2, watermark.storeID)
         statement.bind(3, watermark.sequence)
+        // Not synced on its own: a watermark lost to a power cut only makes the peer resend what we already
+        // have (merging is idempotent), and the WAL keeps commits in order, so a watermark that survives
+        // never claims entries that did not. That saves an fsync on every batch received.
+        try database.execute("PRAGMA synchronous=NORMAL")
+        defer { try? database.execute("PRAGMA synchronous=FULL") }
         try database.transaction(immediate: true) { () throws(StoreError) in try statement.run() }
     }
 
@@ -268,7 +273,7 @@ public final class Store: ReplicaStore {
         return statement.bytes(0)
     }
 
-    private func readMetaInt(_ name: String) throws(StoreError) -> Int64 {
+    func readMetaInt(_ name: String) throws(StoreError) -> Int64 {
         let statement = try cached("SELECT CAST(value AS INTEGER) FROM meta WHERE name = ?1")
         defer { statement.reset() }
         statement.bind(1, name)
@@ -276,7 +281,7 @@ public final class Store: ReplicaStore {
         return statement.int64(0)
     }
 
-    private func writeMetaInt(_ name: String, _ value: Int64) throws(StoreError) {
+    func writeMetaInt(_ name: String, _ value: Int64) throws(StoreError) {
         let statement = try cached("INSERT INTO meta(name, value) VALUES (?1, ?2) ON CONFLICT(name) DO UPDATE SET value = excluded.value")
         statement.bind(1, name)
         statement.bind(2, value)

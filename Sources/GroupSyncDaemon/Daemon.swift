@@ -120,6 +120,9 @@ public final class Daemon: @unchecked Sendable {
     }
 
     private nonisolated(unsafe) var context: TLSContext?
+    /// How far the watch loop has looked for balance changes, and which peers the balance agent last saw.
+    private nonisolated(unsafe) var balanceCursor: Int64 = 0
+    private nonisolated(unsafe) var balanceAgentPeers: Set<DeviceID>?
     /// The pairing version the peer list was last read at (`nil`: never read).
     private nonisolated(unsafe) var loadedPairingVersion: Int64?
 
@@ -324,7 +327,16 @@ public final class Daemon: @unchecked Sendable {
                 let live = state.locked { Array(connections.values) }
                 for connection in live { connection.localChangesAvailable() }
                 notifications.changed()
-                BalanceAgent.changed(store: store, home: configuration.home, connectedPeers: live, log: log, nowMillis: clock())
+                // The balance agent runs when the balance changed or the set of connected peers did, not on
+                // every write: a catch-up of thousands of entries must not pay for a rebalance per batch.
+                let connected = Set(live.filter { $0.status.isEstablished }.map(\.peer))
+                let head = (try? store.lastSequence()) ?? balanceCursor
+                let balanceTouched = ((try? store.changedKeys(after: balanceCursor, through: head, inSuites: [BalanceSuite.name])) ?? [("", "")]).isEmpty == false
+                balanceCursor = head
+                if balanceTouched || connected != balanceAgentPeers {
+                    balanceAgentPeers = connected
+                    BalanceAgent.changed(store: store, home: configuration.home, connectedPeers: live, log: log, nowMillis: clock())
+                }
             }
         }
     }

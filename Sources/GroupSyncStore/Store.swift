@@ -178,6 +178,21 @@ public final class Store: ReplicaStore {
         return changes
     }
 
+    /// The keys of the given suites changed after `sequence` (up to `through`), without reading values: how the
+    /// daemon finds the few changes it reacts to (notification records, the balance) inside a large catch-up.
+    public func changedKeys(after sequence: Int64, through: Int64, inSuites suites: [String]) throws(StoreError) -> [(suite: String, key: String)] {
+        guard !suites.isEmpty, through > sequence else { return [] }
+        let placeholders = (0..<suites.count).map { "?\($0 + 3)" }.joined(separator: ", ")
+        let statement = try cached("SELECT suite, key FROM entries WHERE seq > ?1 AND seq <= ?2 AND suite IN (\(placeholders)) ORDER BY seq")
+        defer { statement.reset() }
+        statement.bind(1, sequence)
+        statement.bind(2, through)
+        for (index, suite) in suites.enumerated() { statement.bind(Int32(index + 3), suite) }
+        var keys: [(suite: String, key: String)] = []
+        while try statement.step() { keys.append((statement.string(0), statement.string(1))) }
+        return keys
+    }
+
     /// The sequence of the latest change, 0 for an empty store.
     public func lastSequence() throws(StoreError) -> Int64 {
         try readMetaInt("seq")

@@ -181,19 +181,13 @@ final class NotificationService: @unchecked Sendable {
     }
 
     private func scanChanges() {
-        var ids = Set<String>()
-        var balanceChanged = false
-        while true {
-            guard let changes = try? store.changes(after: cursor, limit: 5000), !changes.isEmpty else { break }
-            for change in changes {
-                let suite = change.entry.suite
-                if suite == NotificationSuites.sharedRecords || suite == NotificationSuites.localRecords { ids.insert(change.entry.key) }
-                if suite == BalanceSuite.name { balanceChanged = true }
-            }
-            cursor = changes.last!.sequence
-        }
+        guard let head = try? store.lastSequence(), head > cursor else { return }
+        let suites = [NotificationSuites.sharedRecords, NotificationSuites.localRecords, BalanceSuite.name]
+        guard let keys = try? store.changedKeys(after: cursor, through: head, inSuites: suites) else { return }
+        cursor = head
+        let ids = Set(keys.filter { $0.suite != BalanceSuite.name }.map(\.key))
         for id in ids.sorted() { _ = present(id) }
-        if balanceChanged { timesUp.check(service: self, store: store, nowMillis: clock()) }
+        if keys.contains(where: { $0.suite == BalanceSuite.name }) { timesUp.check(service: self, store: store, nowMillis: clock()) }
     }
 
     /// Shows, replaces, closes or leaves the notification of `id` as its record says, and stores what is on screen.

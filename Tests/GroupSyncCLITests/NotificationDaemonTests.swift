@@ -5,12 +5,18 @@ import GroupSyncCore
 /// `groupsync notify` through real daemons, each on its own private session bus with a recording server.
 @Suite(.serialized, .enabled(if: TestSessionBus.available, "needs dbus-daemon (apt: dbus) and /usr/bin/python3 with python3-dbus and python3-gi"))
 struct NotificationDaemonTests {
+    /// A device whose daemon runs on a private session bus, with the recording server started or not.
+    private func deviceOnItsOwnBus(in folder: TemporaryFolder, withServer: Bool = true) throws -> (TestSessionBus, TestDevice) {
+        let bus = try TestSessionBus(log: folder.path + "/calls.jsonl")
+        if withServer { try bus.startServer() }
+        let device = try TestDevice("a", in: folder)
+        try device.start(environment: bus.environment)
+        return (bus, device)
+    }
+
     @Test func fixedIDsReplaceInPlaceDebounceAndDismissAcrossRestarts() throws {
         let folder = TemporaryFolder()
-        let bus = try TestSessionBus(log: folder.path + "/calls.jsonl")
-        try bus.startServer()
-        let a = try TestDevice("a", in: folder)
-        try a.start(environment: bus.environment)
+        let (bus, a) = try deviceOnItsOwnBus(in: folder)
 
         let first = try a.cli.run("notify", "post", "--id", "timesUp", "--title", "Time's up in {activityName}", "--activity", "Focus", "--min-interval", "0")
         #expect(first.status == 0 && first.stdout.hasPrefix("shown"), "\(first.stdout)\(first.stderr)")
@@ -42,10 +48,7 @@ struct NotificationDaemonTests {
 
     @Test func aServerRestartNeverReplacesAnotherAppsNotification() throws {
         let folder = TemporaryFolder()
-        let bus = try TestSessionBus(log: folder.path + "/calls.jsonl")
-        try bus.startServer()
-        let a = try TestDevice("a", in: folder)
-        try a.start(environment: bus.environment)
+        let (bus, a) = try deviceOnItsOwnBus(in: folder)
         try a.cli.run("notify", "post", "--id", "n", "--title", "one", "--min-interval", "0")
         _ = bus.calls("Notify")
         bus.stopServer()
@@ -57,9 +60,7 @@ struct NotificationDaemonTests {
 
     @Test func noServerAtFirstThenOneAppears() throws {
         let folder = TemporaryFolder()
-        let bus = try TestSessionBus(log: folder.path + "/calls.jsonl")
-        let a = try TestDevice("a", in: folder)
-        try a.start(environment: bus.environment)
+        let (bus, a) = try deviceOnItsOwnBus(in: folder, withServer: false)
         let waiting = try a.cli.run("notify", "post", "--id", "n", "--title", "hello")
         #expect(waiting.status == 0 && waiting.stdout.hasPrefix("waiting"), "\(waiting.stdout)")
         #expect(a.log.components(separatedBy: "notification-server-unavailable").count == 2, "said once")
@@ -98,10 +99,7 @@ struct NotificationDaemonTests {
 
     @Test func aFiredCallbacksSendNotificationActionReachesTheDesktop() throws {
         let folder = TemporaryFolder()
-        let bus = try TestSessionBus(log: folder.path + "/calls.jsonl")
-        try bus.startServer()
-        let a = try TestDevice("a", in: folder)
-        try a.start(environment: bus.environment)
+        let (bus, a) = try deviceOnItsOwnBus(in: folder)
         try a.cli.run("set", "group.honorfit", "actions_for_focus_eventDidReachThreshold_used-5", "--json",
                       #"[{"type":"sendNotification","payload":{"identifier":"countdown","title":"{eventName} in {activityName}","interruptionLevel":"passive"}}]"#)
         let fired = try a.cli.run("fire", "--suite", "group.honorfit", "--activity", "focus", "--callback", "eventDidReachThreshold", "--event", "used-5")
@@ -114,10 +112,7 @@ struct NotificationDaemonTests {
 
     @Test func shieldShownFollowsTheConfigurationInTheAppGroup() throws {
         let folder = TemporaryFolder()
-        let bus = try TestSessionBus(log: folder.path + "/calls.jsonl")
-        try bus.startServer()
-        let a = try TestDevice("a", in: folder)
-        try a.start(environment: bus.environment)
+        let (bus, a) = try deviceOnItsOwnBus(in: folder)
         try a.cli.run("set", "group.scrollbrake", "shieldShownNotification", "--json",
                       #"{"payload":{"title":"{applicationOrDomainDisplayName} is blocked","body":"Solve a puzzle for 5 more minutes"},"minIntervalSeconds":30}"#)
         let first = try a.cli.run("notify", "shield", "--suite", "group.scrollbrake", "--config-key", "shieldShownNotification", "--app", "Instagram")

@@ -71,6 +71,20 @@ struct NotificationDaemonTests {
         #expect(a.daemon?.isRunning == true)
     }
 
+    @Test func noSessionBusAtAllKeepsTheDaemonRunning() throws {
+        let folder = TemporaryFolder()
+        let a = try TestDevice("a", in: folder)
+        try a.start(environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=\(folder.path)/no-bus-here", "DISPLAY": ""])
+        let waiting = try a.cli.run("notify", "post", "--id", "n", "--title", "hello")
+        #expect(waiting.status == 0 && waiting.stdout.hasPrefix("waiting"), "\(waiting.stdout)\(waiting.stderr)")
+        try a.cli.run("notify", "post", "--id", "m", "--title", "again")
+        #expect(a.log.components(separatedBy: "notification-server-unavailable").count == 2, "said once:\n\(a.log)")
+        // The record is kept for when a server appears; the store and replication carry on.
+        #expect(try a.cli.run("list", "groupsync.local.notifications").lines == ["m", "n"])
+        try a.cli.run("set", "s", "k", "v")
+        #expect(a.daemon?.isRunning == true)
+    }
+
     @Test func scopeAllRelaysToPairedDevicesAndADismissAnywhereDismissesEverywhere() throws {
         let folder = TemporaryFolder()
         let busA = try TestSessionBus(log: folder.path + "/a.jsonl"), busB = try TestSessionBus(log: folder.path + "/b.jsonl")
@@ -139,7 +153,14 @@ struct TimesUpTests {
         try pairAll([a, b])
         try a.cli.run("balance", "earn", "3")
         Thread.sleep(forTimeInterval: 1)
-        let spend = try a.cli.run("balance", "spend", "3")
+        // Usage that leaves minutes updates the passive countdown in place on every device.
+        #expect(try a.cli.run("balance", "spend", "1").status == 0)
+        for bus in [busA, busB] {
+            let countdown = bus.calls("Notify", atLeast: 1, timeout: 5).filter { $0["summary"] == .string("Screen time") }
+            #expect(countdown.first?["body"] == .string("2 min left"), "\(bus.calls("Notify", timeout: 0))")
+            if case .dictionary(let hints)? = countdown.first?["hints"] { #expect(hints["urgency"] == .int(0), "passive") }
+        }
+        let spend = try a.cli.run("balance", "spend", "2")
         #expect(spend.status == 0, "\(spend.stdout)\(spend.stderr)")
         for (name, bus) in [("a", busA), ("b", busB)] {
             let timesUp = bus.calls("Notify", atLeast: 1, timeout: 5).filter { $0["summary"] == .string("Time's up") }

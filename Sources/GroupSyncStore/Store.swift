@@ -140,6 +140,28 @@ public final class Store: ReplicaStore {
         try database.transaction(immediate: true) { () throws(StoreError) in try statement.run() }
     }
 
+    public func sendHorizon(peer: DeviceID) throws(StoreError) -> Int64? {
+        let statement = try cached("SELECT sequence FROM send_horizons WHERE peer = ?1")
+        defer { statement.reset() }
+        statement.bind(1, peer.bytes)
+        guard try statement.step() else { return nil }
+        return statement.int64(0)
+    }
+
+    /// Not synced on its own, like the watermark: a horizon lost to a power cut only makes the next session
+    /// resend everything to that peer.
+    public func setSendHorizon(_ sequence: Int64, peer: DeviceID) throws(StoreError) {
+        let statement = try cached("""
+            INSERT INTO send_horizons(peer, sequence) VALUES (?1, ?2)
+            ON CONFLICT(peer) DO UPDATE SET sequence = max(sequence, excluded.sequence)
+            """)
+        statement.bind(1, peer.bytes)
+        statement.bind(2, sequence)
+        try database.execute("PRAGMA synchronous=NORMAL")
+        defer { try? database.execute("PRAGMA synchronous=FULL") }
+        try database.transaction(immediate: true) { () throws(StoreError) in try statement.run() }
+    }
+
     // MARK: Reads
 
     /// The entry for a key, tombstones included.

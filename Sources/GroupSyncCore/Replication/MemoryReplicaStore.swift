@@ -28,6 +28,7 @@ public final class MemoryReplicaStore: ReplicaStore {
     /// `history[s - 1]` is the key whose current row has sequence `s`, or `nil` once the key moved on.
     private var history: [Key?] = []
     private var watermarks: [DeviceID: Watermark] = [:]
+    private var sendHorizons: [DeviceID: Int64] = [:]
     /// Called after each committed transaction.
     public var didCommit: (() -> Void)?
 
@@ -46,10 +47,12 @@ public final class MemoryReplicaStore: ReplicaStore {
         fileprivate let rows: [Key: Change]
         fileprivate let history: [Key?]
         fileprivate let watermarks: [DeviceID: Watermark]
+        fileprivate let sendHorizons: [DeviceID: Int64]
     }
 
     public var durableState: DurableState {
-        DurableState(device: device, storeID: storeID, clock: clock, rows: rows, history: history, watermarks: watermarks)
+        DurableState(device: device, storeID: storeID, clock: clock, rows: rows, history: history, watermarks: watermarks,
+                     sendHorizons: sendHorizons)
     }
 
     /// The store as a restart after a crash finds it.
@@ -60,6 +63,7 @@ public final class MemoryReplicaStore: ReplicaStore {
         rows = state.rows
         history = state.history
         watermarks = state.watermarks
+        sendHorizons = state.sendHorizons
     }
 
     // MARK: Local writes and reads
@@ -109,6 +113,10 @@ public final class MemoryReplicaStore: ReplicaStore {
     }
 
     public func watermark(peer: DeviceID) -> Watermark? { watermarks[peer] }
+
+    public func sendHorizon(peer: DeviceID) -> Int64? { sendHorizons[peer] }
+
+    public func setSendHorizon(_ sequence: Int64, peer: DeviceID) { sendHorizons[peer] = sequence }
 
     public func setWatermark(_ watermark: Watermark, peer: DeviceID) {
         watermarks[peer] = watermark

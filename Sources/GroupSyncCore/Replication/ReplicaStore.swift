@@ -47,4 +47,9 @@ public protocol ReplicaStore: AnyObject {
     func apply(_ entries: [Entry], physicalMillis: Int64) throws(Failure) -> ApplyResult
     func watermark(peer: DeviceID) throws(Failure) -> Watermark?
     func setWatermark(_ watermark: Watermark, peer: DeviceID) throws(Failure)
+    /// The highest sequence of our history this store may ever have sent to `peer` (`nil`: none recorded).
+    /// It lives in the store, so a store restored from a backup (or a VM snapshot) carries the old, lower
+    /// value: a peer that claims to have read further than that has read a history this store no longer has.
+    func sendHorizon(peer: DeviceID) throws(Failure) -> Int64?
+    func setSendHorizon(_ sequence: Int64, peer: DeviceID) throws(Failure)
 }

@@ -33,6 +33,8 @@ enum StoreSchema {
                 -- per peer: which of its stores (epoch) we have read, and up to which of its sequences
                 -- paired devices: local configuration, never replicated
                 CREATE TABLE peers(device BLOB PRIMARY KEY, name TEXT NOT NULL, address TEXT NOT NULL) WITHOUT ROWID;
+                -- per peer: the highest sequence of ours we may ever have sent it (detects a restored store)
+                CREATE TABLE send_horizons(peer BLOB PRIMARY KEY, sequence INTEGER NOT NULL) WITHOUT ROWID;
                 CREATE TABLE watermarks(peer BLOB PRIMARY KEY, store_id TEXT NOT NULL, sequence INTEGER NOT NULL) WITHOUT ROWID;
                 """)
             let statement = try db.prepare("INSERT INTO meta(name, value) VALUES ('store_id', ?1)")

@@ -40,10 +40,17 @@ extension PeerSession {
             } else if resume.sequence > head {
                 // Same ID but a shorter history: restored from a backup. Resending all is the safe answer.
                 log("resume-void", "why=beyond-head resume=\(resume.sequence) head=\(head)")
-            } else {
+            } else if let horizon = try storeCall("reading the send horizon", { () throws(S.Failure) in try store.sendHorizon(peer: peer) }),
+                      resume.sequence <= horizon {
                 sendCursor = resume.sequence
+            } else {
+                // The peer read further than this store ever sent it: the store was restored (a backup, a VM
+                // snapshot) and has since reused those sequences for new writes. Trusting the resume point
+                // would skip them for good; resending everything costs time, never data.
+                log("resume-void", "why=history-rewound resume=\(resume.sequence) head=\(head)")
             }
         }
+        sendHorizon = try storeCall("reading the send horizon") { () throws(S.Failure) in try store.sendHorizon(peer: peer) } ?? 0
         highestSent = sendCursor
         phase = .established
         log("established", "version=\(version) name=\(quoted(hello.deviceName)) offset_ms=\(clockOffsetMillis ?? 0) send_from=\(sendCursor) head=\(head) receive_from=\(received)")

@@ -13,6 +13,13 @@ extension PeerSession {
             }
             // The first batch goes out even when empty: it tells the peer our store epoch and that it is current.
             guard !changes.isEmpty || !sentFirstBatch else { break }
+            if let last = changes.last?.sequence, last > sendHorizon {
+                // Record how far we may send before sending it. Raised to the head in one step, so a long
+                // catch-up writes it once, not per batch.
+                let head = try storeCall("reading the last sequence") { () throws(S.Failure) in try store.lastSequence() }
+                try storeCall("saving the send horizon") { () throws(S.Failure) in try store.setSendHorizon(head, peer: peer) }
+                sendHorizon = head
+            }
             try sendBatch(of: changes)
         }
         let head = try storeCall("reading the last sequence") { () throws(S.Failure) in try store.lastSequence() }

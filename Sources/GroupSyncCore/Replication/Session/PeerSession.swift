@@ -58,6 +58,8 @@ public struct PeerSession: Sendable {
     /// Our history is sent up to here (or asked to be resent from here).
     var sendCursor: Int64 = 0
     var highestSent: Int64 = 0
+    /// The send horizon as stored: the highest sequence we may have sent this peer (see `ReplicaStore`).
+    var sendHorizon: Int64 = 0
     var batchesInFlight = 0
     var sentFirstBatch = false
     /// Sent batches whose end the peer has not acknowledged as durable, with their entry counts.

@@ -27,6 +27,24 @@ import Testing
         #expect(result.passed, "seed \(seed) (\(result.replicas) replicas) failed; replay with '\(Self.replay) \(seed)':\n\(result.failures.prefix(5).joined(separator: "\n"))")
     }
 
+    @Test func balanceOperationsAreInEveryRun() {
+        let result = Simulator.run(seed: 7, options: Self.ci)
+        #expect(result.failures.isEmpty)
+        var options = Self.ci
+        options.trace = true
+        #expect(Simulator.run(seed: 7, options: options).trace.contains { $0.contains("balance spend") })
+    }
+
+    /// Found by the balance workload: a device whose store was moved aside writes its earned total afresh
+    /// from zero, and that newer, smaller total replaces the one its peers hold. Seed 743 of the default run
+    /// shows it; the fix (totals per store epoch) is a change of the balance key layout, not done yet.
+    @Test func balanceTotalsSurviveAStoreMovedAside() {
+        let result = Simulator(seed: 743, workloads: [KeyValueWorkload(), BalanceWorkload(totalsSurviveStoreReset: true)]).run()
+        withKnownIssue("a store moved aside restarts the device's balance totals from zero (RELIABILITY.md)") {
+            #expect(result.failures.isEmpty, "\(result.failures.prefix(2))")
+        }
+    }
+
     @Test func aSeedReplaysExactly() {
         var options = Self.ci
         options.trace = true

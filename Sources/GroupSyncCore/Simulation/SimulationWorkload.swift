@@ -1,5 +1,5 @@
-/// One kind of local operation the simulator draws — key-value writes today, balance operations once the
-/// balance model exists — together with the invariants that kind promises.
+/// One kind of local operation the simulator draws — key-value writes, balance operations — together with the
+/// invariants that kind promises.
 ///
 /// A workload is told about every operation it performs and checks its own guarantees: while the run goes
 /// on (`observe`, after each event that changed a replica's store) and once every replica has converged
@@ -32,12 +32,7 @@ public enum SimulationWorkloads {
     public static func standard() -> [any SimulationWorkload] {
         [
             KeyValueWorkload(),
-            // EXTENSION POINT — balance operations (issue #6). When the balance model lands in
-            // Sources/GroupSyncCore/Balance/, add its workload here: a `SimulationWorkload` whose `perform`
-            // draws earns, spends, extensions and usage events and records them through the balance model's
-            // API on `replica.store`; whose `observe` fails if any replica's balance is ever below zero; and
-            // whose `verify` checks that every converged replica's balance equals the sum of acknowledged
-            // earns minus acknowledged spends. Nothing else in the simulator needs to change.
+            BalanceWorkload(),
         ]
     }
 }

@@ -38,7 +38,7 @@ import GroupSyncCore
 
         /// `serve` would run forever on a healthy home: give every command 10 s.
         func runBounded(_ arguments: [String]) throws -> GroupSyncBinary.Result {
-            try cli.run(["timeout", "-s", "KILL", "10", GroupSyncBinary.path] + arguments, viaShellTool: true)
+            try cli.run(["timeout", "-s", "KILL", "10", GroupSyncBinary.path] + arguments, executable: "/usr/bin/env")
         }
     }
 
@@ -140,27 +140,6 @@ import GroupSyncCore
         let store = try Store(path: f.home + "/store.db", device: try DeviceID(bytes: Array(repeating: 0, count: 32)))
         try store.database.execute("PRAGMA user_version = 9")
         try f.expectRefused([f.home + "/store.db", "upgrade groupsync"], commands: [["get", "s", "k1"], ["serve", "--listen", "127.0.0.1:0"]], "schema 9")
-    }
-}
-
-extension GroupSyncBinary {
-    /// Runs another program (`timeout`, which then runs groupsync) in this home.
-    func run(_ arguments: [String], viaShellTool: Bool) throws -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["GROUPSYNC_HOME"] = home
-        process.environment = environment
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
     }
 }
 

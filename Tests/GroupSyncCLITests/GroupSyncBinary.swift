@@ -21,8 +21,9 @@ struct GroupSyncBinary {
     @discardableResult
     func run(_ arguments: String...) throws -> Result { try run(arguments) }
 
-    func run(_ arguments: [String]) throws -> Result {
-        let process = makeProcess(arguments)
+    /// Runs `executable` (default: groupsync) in this home, e.g. `/usr/bin/env timeout 5 groupsync …`.
+    func run(_ arguments: [String], executable: String = Self.path) throws -> Result {
+        let process = makeProcess(arguments, executable: executable)
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
@@ -35,9 +36,9 @@ struct GroupSyncBinary {
         return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
     }
 
-    private func makeProcess(_ arguments: [String]) -> Process {
+    private func makeProcess(_ arguments: [String], executable: String = Self.path) -> Process {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.path)
+        process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["GROUPSYNC_HOME"] = home

@@ -7,17 +7,22 @@ import Testing
 /// sch_netem, delay, loss and reordering from tc netem. Needs root and iproute2; skips with a message where
 /// namespaces cannot be made. Every namespace is named for this process and removed at the end.
 @Suite(.serialized) struct NetworkNamespaceTests {
-    @Test func partitionedHostsConvergeAfterTheLinkHeals() throws {
-        guard let lan = try VirtualLAN.make(hosts: 3) else { return }
-        defer { lan.destroy() }
-        let folder = TemporaryFolder()
-        let devices = try (0..<3).map { i -> TestDevice in
+    /// One device per host of the LAN, each listening on its host's own address.
+    static func devices(on lan: VirtualLAN, count: Int, in folder: TemporaryFolder) throws -> [TestDevice] {
+        try (0..<count).map { i -> TestDevice in
             let device = try TestDevice("h\(i)", in: folder)
             device.netns = lan.hosts[i]
             device.host = lan.address(i)
             device.port = 22100
             return device
         }
+    }
+
+    @Test func partitionedHostsConvergeAfterTheLinkHeals() throws {
+        guard let lan = try VirtualLAN.make(hosts: 3) else { return }
+        defer { lan.destroy() }
+        let folder = TemporaryFolder()
+        let devices = try Self.devices(on: lan, count: 3, in: folder)
         defer { for device in devices { device.stop(signal: SIGKILL) } }
         for device in devices { try device.start() }
         try pairAll(devices)
@@ -49,13 +54,7 @@ import Testing
         guard let lan = try VirtualLAN.make(hosts: 2) else { return }
         defer { lan.destroy() }
         let folder = TemporaryFolder()
-        let devices = try (0..<2).map { i -> TestDevice in
-            let device = try TestDevice("h\(i)", in: folder)
-            device.netns = lan.hosts[i]
-            device.host = lan.address(i)
-            device.port = 22100
-            return device
-        }
+        let devices = try Self.devices(on: lan, count: 2, in: folder)
         defer { for device in devices { device.stop(signal: SIGKILL) } }
         for device in devices { try device.start() }
         try pairAll(devices)

@@ -157,14 +157,18 @@ final class PeerConnection: @unchecked Sendable {
 
     // MARK: Session outputs
 
+    /// Feeds the session one event and queues its outputs *before* releasing the session lock: the reader
+    /// thread (acks) and the watch thread (local changes) both drive the session, and frames queued after
+    /// the lock could leave in another order than the session produced them — a batch overtaking the one
+    /// before it, which the peer rightly refuses as skipped history. Queueing never blocks, so holding the
+    /// lock for it is cheap.
     private func driveSession(_ event: (inout PeerSession, Int64) -> [SessionOutput]) {
-        let outputs = sessionLock.withLock { _ in
+        sessionLock.withLock { _ in
             let outputs = event(&session, clock())
             let status = session.status
             lastStatus.withLock { $0 = status }
-            return outputs
+            perform(outputs)
         }
-        perform(outputs)
     }
 
     private func perform(_ outputs: [SessionOutput]) {

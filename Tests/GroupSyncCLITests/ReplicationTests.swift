@@ -163,3 +163,30 @@ final class LoopbackSocket {
     func send(_ text: String) { _ = text.utf8CString.withUnsafeBufferPointer { write(fd, $0.baseAddress, $0.count - 1) } }
     func close() { Glibc.close(fd) }
 }
+
+/// Frames leave in the order the session made them, even while acks (reader thread) and local commits
+/// (watch thread) drive the same session at once. They once did not: a batch could overtake the one
+/// before it, the peer refused the skipped history and the session restarted, stalling sync for the backoff.
+@Suite(.serialized) struct FrameOrderTests {
+    @Test func concurrentWritesOnBothSidesNeverSkipHistory() throws {
+        let folder = TemporaryFolder()
+        let a = try TestDevice("a", in: folder), b = try TestDevice("b", in: folder)
+        for device in [a, b] { try device.start() }
+        try pairAll([a, b])
+        #expect(try b.await("none", equals: nil) != nil)
+        let socketA = a.cli.home + "/control.sock", socketB = b.cli.home + "/control.sock"
+        DispatchQueue.concurrentPerform(iterations: 4) { worker in
+            guard let client = try? UnixClient(path: worker % 2 == 0 ? socketA : socketB) else { return }
+            for i in 0..<300 {
+                _ = client.request(#"{"command":"set","suite":"group.test","key":"w\#(worker)-\#(i % 40)","type":"int","value":\#(i)}"#)
+            }
+        }
+        for device in [a, b] {
+            #expect(try device.await("w3-19", equals: "299", timeout: 10) != nil, "\(device.name)")
+            #expect(try device.await("w0-19", equals: "299", timeout: 10) != nil, "\(device.name)")
+        }
+        for device in [a, b] {
+            #expect(!device.log.contains("history was skipped"), "\(device.name) saw reordered batches:\n\(device.log.split(separator: "\n").filter { $0.contains("closed") }.prefix(3))")
+        }
+    }
+}

@@ -211,13 +211,7 @@ private final class SyncedPair {
     /// them, and the bytes both ways.
     func reconnect(changes: Int, profile: (Bench, String)? = nil) throws -> (millis: Double, bytes: Double, connections: Int) {
         b.stop()
-        round += 1
-        let step = max(1, n / max(changes, 1))
-        for j in 0..<changes {
-            let index = (j * step + round) % n
-            try storeA.set(Seeding.value(index, round: round), suite: Seeding.suite, key: Seeding.key(index))
-        }
-        let expected = try storeB.lastSequence() + Int64(changes)
+        let expected = try writeChangesOnA(changes)
         let watcher = try ChangeWatcher(home: b.home)
         proxyA.reset()
         proxyB.reset()
@@ -227,11 +221,7 @@ private final class SyncedPair {
         defer { profiler?.stop() }
         var millis = 0.0
         if changes > 0 {
-            let deadline = Deadline(seconds: 120, "B to catch up \(changes) changes")
-            while try storeB.lastSequence() < expected {
-                try deadline.check()
-                _ = watcher.wait(timeoutMillis: 50)
-            }
+            try awaitB(expected, watcher: watcher, "B to catch up \(changes) changes")
             let done = Clock.nanos()
             let first = (proxyA.connections + proxyB.connections).filter { $0 >= launch }.min() ?? launch
             millis = Double(done - first) / 1e6
@@ -249,13 +239,7 @@ private final class SyncedPair {
         for proxy in [proxyA, proxyB] { proxy.setUpstream(nil); proxy.dropConnections() }
         let apart = Deadline(seconds: 20, "the daemons to notice the partition")
         while a.connectedPeers() > 0 || b.connectedPeers() > 0 { try apart.check(); usleep(10_000) }
-        round += 1
-        let step = max(1, n / max(changes, 1))
-        for j in 0..<changes {
-            let index = (j * step + round) % n
-            try storeA.set(Seeding.value(index, round: round), suite: Seeding.suite, key: Seeding.key(index))
-        }
-        let expected = try storeB.lastSequence() + Int64(changes)
+        let expected = try writeChangesOnA(changes)
         let watcher = try ChangeWatcher(home: b.home)
         proxyA.reset()
         proxyB.reset()
@@ -263,16 +247,33 @@ private final class SyncedPair {
         proxyA.setUpstream(a.port)
         proxyB.setUpstream(b.port)
         // The dialers retry with backoff (0.5 s doubling, jittered), so the reconnect comes within seconds.
-        let deadline = Deadline(seconds: 120, "B to catch up \(changes) changes after the partition")
-        while try storeB.lastSequence() < expected {
-            try deadline.check()
-            _ = watcher.wait(timeoutMillis: 50)
-        }
+        try awaitB(expected, watcher: watcher, "B to catch up \(changes) changes after the partition")
         let done = Clock.nanos()
         let first = (proxyA.connections + proxyB.connections).filter { $0 >= healed }.min() ?? healed
         usleep(300_000)
         let connections = (proxyA.connections + proxyB.connections).filter { $0 >= healed }.count
         return (Double(done - first) / 1e6, Double(proxyA.bytes + proxyB.bytes), connections)
+    }
+
+    /// Writes `changes` keys spread over the store on A (a fresh round of values each time); returns the
+    /// sequence B's store reaches once it holds them.
+    private func writeChangesOnA(_ changes: Int) throws -> Int64 {
+        round += 1
+        let step = max(1, n / max(changes, 1))
+        for j in 0..<changes {
+            let index = (j * step + round) % n
+            try storeA.set(Seeding.value(index, round: round), suite: Seeding.suite, key: Seeding.key(index))
+        }
+        return try storeB.lastSequence() + Int64(changes)
+    }
+
+    /// Waits (on B's change signal) until B's store reaches `expected`.
+    private func awaitB(_ expected: Int64, watcher: ChangeWatcher, _ what: String) throws {
+        let deadline = Deadline(seconds: 120, what)
+        while try storeB.lastSequence() < expected {
+            try deadline.check()
+            _ = watcher.wait(timeoutMillis: 50)
+        }
     }
 
     func stop() {

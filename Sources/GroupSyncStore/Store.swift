@@ -135,9 +135,7 @@ public final class Store: ReplicaStore {
         // Not synced on its own: a watermark lost to a power cut only makes the peer resend what we already
         // have (merging is idempotent), and the WAL keeps commits in order, so a watermark that survives
         // never claims entries that did not. That saves an fsync on every batch received.
-        try database.execute("PRAGMA synchronous=NORMAL")
-        defer { try? database.execute("PRAGMA synchronous=FULL") }
-        try database.transaction(immediate: true) { () throws(StoreError) in try statement.run() }
+        try database.unsyncedTransaction { () throws(StoreError) in try statement.run() }
     }
 
     public func sendHorizon(peer: DeviceID) throws(StoreError) -> Int64? {
@@ -157,9 +155,7 @@ public final class Store: ReplicaStore {
             """)
         statement.bind(1, peer.bytes)
         statement.bind(2, sequence)
-        try database.execute("PRAGMA synchronous=NORMAL")
-        defer { try? database.execute("PRAGMA synchronous=FULL") }
-        try database.transaction(immediate: true) { () throws(StoreError) in try statement.run() }
+        try database.unsyncedTransaction { () throws(StoreError) in try statement.run() }
     }
 
     // MARK: Reads

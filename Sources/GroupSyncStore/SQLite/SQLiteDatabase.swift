@@ -60,6 +60,14 @@ final class SQLiteDatabase {
         }
     }
 
+    /// A write transaction committed without its own fsync (`synchronous=NORMAL` for its commit), for
+    /// bookkeeping whose loss only costs a resend: the WAL still orders it after every synced commit before it.
+    func unsyncedTransaction(_ body: () throws(StoreError) -> Void) throws(StoreError) {
+        try execute("PRAGMA synchronous=NORMAL")
+        defer { try? execute("PRAGMA synchronous=FULL") }
+        try transaction(immediate: true, body)
+    }
+
     /// Runs `body` in a transaction. `immediate` takes the write lock up front, so two writers never
     /// deadlock upgrading from read to write (which SQLite reports as an un-retryable SQLITE_BUSY).
     /// A busy error after the timeout is retried with backoff rather than surfaced: a local write always succeeds.

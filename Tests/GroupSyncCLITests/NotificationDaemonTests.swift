@@ -163,7 +163,8 @@ struct TimesUpTests {
         let spend = try a.cli.run("balance", "spend", "2")
         #expect(spend.status == 0, "\(spend.stdout)\(spend.stderr)")
         for (name, bus) in [("a", busA), ("b", busB)] {
-            let timesUp = bus.calls("Notify", atLeast: 1, timeout: 5).filter { $0["summary"] == .string("Time's up") }
+            // The countdown was the first Notify; wait for the second, time's up.
+            let timesUp = bus.calls("Notify", atLeast: 2, timeout: 5).filter { $0["summary"] == .string("Time's up") }
             #expect(timesUp.count == 1, "\(name) shows time's up once: \(bus.calls("Notify", timeout: 0))")
         }
         // A reconnect does not post it again.

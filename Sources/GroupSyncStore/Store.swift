@@ -85,6 +85,15 @@ public final class Store: ReplicaStore {
     // MARK: Remote entries
 
     /// Merges entries from a peer, in one transaction: all of them are durable together or none is.
+    ///
+    /// Durable when it returns (the session acknowledges the batch after that), but *visible* a little
+    /// earlier: the transaction commits without its own fsync, watchers are signalled, and only then is the
+    /// log synced. The sync then runs while the watchers read, which takes a whole disk flush off the
+    /// latency from a write on one device to an app seeing it on another. If power fails in between, the
+    /// batch is lost together with everything the log holds after it — the WAL's chained checksums keep
+    /// a prefix of transactions — including the watermark and any send horizon raised to forward it, so
+    /// the origin resends it and no peer trusts a history this store no longer has (PROTOCOL.md §6.3).
+    /// Local writes keep synchronous commits: they are acknowledged to apps, and their origin is here.
     public func apply(_ entries: [Entry]) throws(StoreError) -> ApplyResult {
         try apply(entries, physicalMillis: physicalClock())
     }
@@ -94,7 +103,7 @@ public final class Store: ReplicaStore {
             try Self.validate(suite: entry.suite, key: entry.key)
             if let value = entry.value, !value.isStorable { throw .invalidEntry("non-finite number in \(entry.suite)/\(entry.key)") }
         }
-        let result = try database.transaction(immediate: true) { () throws(StoreError) -> ApplyResult in
+        let result = try database.unsyncedTransaction { () throws(StoreError) -> ApplyResult in
             var clock = HybridClock(last: try readClock(), maxForwardDriftMillis: maxForwardDriftMillis)
             var sequence = try lastSequence()
             let result = try ApplyResult.merging(
@@ -109,6 +118,7 @@ public final class Store: ReplicaStore {
             return result
         }
         if !result.applied.isEmpty { didCommit?() }
+        try database.syncWriteAheadLog()
         return result
     }
 

@@ -191,8 +191,13 @@ public final class Store: ReplicaStore {
         statement.bind(1, sequence)
         statement.bind(2, Int64(limit))
         var changes: [Change] = []
+        // Consecutive changes mostly share their suite and writer: reuse the previous row's instead of
+        // allocating the same string and device ID again for every row.
+        var suite = ""
+        var origin: DeviceID?
         while try statement.step() {
-            let entry = try readEntry(statement, suite: statement.string(4), key: statement.string(5), firstColumn: 0)
+            if !statement.text(4, equals: suite) { suite = statement.string(4) }
+            let entry = try readEntry(statement, suite: suite, key: statement.string(5), firstColumn: 0, lastOrigin: &origin)
             changes.append(Change(sequence: statement.int64(6), entry: entry))
         }
         return changes
@@ -278,6 +283,13 @@ public final class Store: ReplicaStore {
     }
 
     private func readEntry(_ statement: SQLiteStatement, suite: String, key: String, firstColumn c: Int32) throws(StoreError) -> Entry {
+        var origin: DeviceID?
+        return try readEntry(statement, suite: suite, key: key, firstColumn: c, lastOrigin: &origin)
+    }
+
+    /// `lastOrigin` is reused when the row's origin holds the same bytes, and replaced when not.
+    private func readEntry(_ statement: SQLiteStatement, suite: String, key: String, firstColumn c: Int32,
+                           lastOrigin: inout DeviceID?) throws(StoreError) -> Entry {
         var value: Value?
         if !statement.isNull(c) {
             do { value = try ValueCodec.decode(statement.bytes(c)) } catch {
@@ -285,9 +297,13 @@ public final class Store: ReplicaStore {
             }
         }
         let hlc = HLC(wallMillis: statement.int64(c + 1), logical: UInt32(truncatingIfNeeded: statement.int64(c + 2)))
-        guard let origin = try? DeviceID(bytes: statement.bytes(c + 3)) else {
-            throw .corrupt(path: path, reason: "origin of \(suite)/\(key) is not a device ID")
+        if lastOrigin.map({ !statement.bytes(c + 3, equal: $0.bytes) }) ?? true {
+            guard let origin = try? DeviceID(bytes: statement.bytes(c + 3)) else {
+                throw .corrupt(path: path, reason: "origin of \(suite)/\(key) is not a device ID")
+            }
+            lastOrigin = origin
         }
+        guard let origin = lastOrigin else { throw .corrupt(path: path, reason: "origin of \(suite)/\(key) is not a device ID") }
         return Entry(suite: suite, key: key, value: value, version: Version(hlc: hlc, origin: origin))
     }
 
@@ -299,7 +315,7 @@ public final class Store: ReplicaStore {
               hlc_logical = excluded.hlc_logical, origin = excluded.origin, seq = excluded.seq
             """)
         bindEntry(entry, at: sequence, to: statement)
-        try statement.run()
+        try statement.run(clearingBindings: false)
         return Change(sequence: sequence, entry: entry)
     }
 
@@ -322,7 +338,7 @@ public final class Store: ReplicaStore {
                    AND excluded.value IS NOT NULL AND (entries.value IS NULL OR excluded.value > entries.value))
             """)
         bindEntry(entry, at: sequence, to: statement)
-        try statement.run()
+        try statement.run(clearingBindings: false)
         // 1 when inserted or updated; 0 when the conflict's WHERE kept the stored row.
         return database.changes == 1
     }

@@ -24,12 +24,14 @@ public struct BalanceSummary: Equatable, Sendable {
     /// every device that sees the same records posts that episode's notification once.
     public var lastSpendMillis: Int64
 
-    public init(ledger: BalanceLedger, me: DeviceID, today: CivilDate, calendar: LocalCalendar) {
+    /// Sums run over every account, retired epochs included: what an earlier store of a device earned,
+    /// spent or still holds stays in the balance.
+    public init(ledger: BalanceLedger, me: BalanceAccount, today: CivilDate, calendar: LocalCalendar) {
         day = today
         dayStartMillis = calendar.start(of: today)
         dayEndMillis = calendar.end(of: today)
-        let devices = ledger.devices.union([me])
-        self.devices = ledger.members.count
+        let devices = ledger.accounts.union([me])
+        self.devices = ledger.memberDevices
         allowanceMs = devices.reduce(0) { $0 + ledger.allowanceDrawMs(of: $1, on: today, today: today) }
         extensionsToday = devices.reduce(0) { $0 + (ledger.days[$1]?[today]?.extensions ?? 0) }
         extensionMs = devices.reduce(0) { $0 + (ledger.days[$1]?[today]?.extensionMs ?? 0) }

@@ -37,6 +37,14 @@ final class BalanceDevice {
 
     func summary(at now: Int64) -> BalanceSummary { book(at: now).summary }
 
+    /// The store is moved aside: the device starts again on an empty store with a new ID, and every
+    /// replica of `group` reads the new store's history from the start, as after a changed store ID.
+    func moveStoreAside(newStoreID: String, group: [BalanceDevice]) {
+        store = MemoryReplicaStore(device: id, storeID: newStoreID)
+        readUpTo = [:]
+        for other in group { other.readUpTo[ObjectIdentifier(self)] = nil }
+    }
+
     func setPolicy(_ key: String, _ value: Value, at now: Int64) {
         store.set(value, suite: BalanceSuite.name, key: key, physicalMillis: now)
     }

@@ -12,6 +12,10 @@ public final class Store: ReplicaStore {
     /// A random ID made with the store. A peer that remembers how far it read us drops that memory when
     /// this changes (the store was recreated), as Syncthing does with its index IDs.
     public private(set) var storeID: String = ""
+    /// The epoch this store's balance records are keyed by (`BalanceAccount`): the store ID for a store
+    /// made since balance keys carry the epoch; `nil` (the device's legacy epoch, records keyed by device
+    /// alone) for a store made before, which wrote those legacy records and so may keep extending them.
+    public private(set) var balanceEpoch: String?
     let database: SQLiteDatabase
     private let physicalClock: @Sendable () -> Int64
     private let maxForwardDriftMillis: Int64
@@ -31,6 +35,7 @@ public final class Store: ReplicaStore {
         database = try SQLiteDatabase(path: path)
         try StoreSchema.prepare(database)
         storeID = try readMeta("store_id").map { String(decoding: $0, as: UTF8.self) } ?? ""
+        if try readMeta("balance_epoch_keys") != nil, BalanceAccount.isValidEpoch(storeID) { balanceEpoch = storeID }
     }
 
     // MARK: Local writes

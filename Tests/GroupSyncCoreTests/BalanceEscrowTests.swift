@@ -18,10 +18,10 @@ import Testing
     @Test func onlyTheSmallestPairedDeviceFoundsAndTheQuotaIsSpreadEvenly() {
         let devices = group(3)
         let book = devices[2].book(at: noon)
-        #expect(book.ledger.root == devices[0].id)
+        #expect(book.ledger.root == devices[0].account)
         #expect(book.ledger.members.values.filter(\.founder).count == 1)
         for d in devices {
-            #expect(book.ledger.slices(of: d.id, on: CivilDate(ordinal: noon / day)).count == QuotaSlices.total / 3)
+            #expect(book.ledger.slices(of: d.account, on: CivilDate(ordinal: noon / day)).count == QuotaSlices.total / 3)
             #expect(d.summary(at: noon).heldHereMs == 20 * minute)
         }
         #expect(devices[1].summary(at: noon).remainingMs == 60 * minute)
@@ -30,12 +30,12 @@ import Testing
     @Test func aDeviceThatHasNotHeardFromItsPeersDoesNotFound() {
         let a = BalanceDevice(1), b = BalanceDevice(2)
         a.paired = [b.id]
-        var book = BalanceBook(ledger: BalanceLedger(), me: a.id, nowMillis: noon, calendar: .utc, paired: [b.id], syncedWithAllPaired: false)
+        var book = BalanceBook(ledger: BalanceLedger(), me: a.account, nowMillis: noon, calendar: .utc, paired: [b.id], syncedWithAllPaired: false)
         book.register()
-        #expect(book.ledger.members[a.id]?.founder == false)
-        book = BalanceBook(ledger: book.ledger, me: a.id, nowMillis: noon, calendar: .utc, paired: [b.id], syncedWithAllPaired: true)
+        #expect(book.ledger.members[a.account]?.founder == false)
+        book = BalanceBook(ledger: book.ledger, me: a.account, nowMillis: noon, calendar: .utc, paired: [b.id], syncedWithAllPaired: true)
         book.register()
-        #expect(book.ledger.members[a.id]?.founder == true, "once synced, the smallest ID founds")
+        #expect(book.ledger.members[a.account]?.founder == true, "once synced, the smallest ID founds")
     }
 
     @Test func whileConnectedOneDeviceCanSpendTheWholeBalanceByAsking() {
@@ -135,7 +135,7 @@ import Testing
         for d in devices + [late] { spent += d.act(at: noon + 1) { $0.spend(60 * minute) } }
         #expect(spent == 60 * minute, "a day's allowance is spent once, however the devices are split")
         settle(devices + [late], at: noon + day)
-        #expect(late.book(at: noon + day).ledger.slices(of: late.id, on: CivilDate(ordinal: (noon + 2 * day) / day)).count > 0,
+        #expect(late.book(at: noon + day).ledger.slices(of: late.account, on: CivilDate(ordinal: (noon + 2 * day) / day)).count > 0,
                 "the newcomer gets quota slices from a later day")
     }
 
@@ -147,8 +147,8 @@ import Testing
         a.paired = [b.id]
         b.paired = [a.id]
         settle([a, b], at: noon + day)
-        #expect(a.book(at: noon + day).ledger.root == a.id)
-        #expect(b.book(at: noon + day).ledger.root == a.id)
+        #expect(a.book(at: noon + day).ledger.root == a.account)
+        #expect(b.book(at: noon + day).ledger.root == a.account)
         let future = noon + 3 * day
         #expect(a.summary(at: future).allowanceMs == 30 * minute, "one allowance, not two")
         #expect(b.summary(at: future).allowanceMs == 30 * minute)

@@ -107,8 +107,10 @@ import Testing
     @Test func recordsWrittenByAnotherDeviceUnderMyNameAreIgnored() {
         let me = BalanceDevice(1), forger = BalanceDevice(2)
         me.act(at: noon) { $0.register() }
-        // The forger writes an earned record under my ID; it must not count.
-        forger.store.set(.dictionary(["ms": .int(999 * minute)]), suite: BalanceSuite.name, key: "earned.\(me.id)", physicalMillis: noon)
+        // The forger writes earned records under my ID, in the legacy form and under my store epoch; neither may count.
+        for key in ["earned.\(me.id)", "earned.\(me.account)"] {
+            forger.store.set(.dictionary(["ms": .int(999 * minute)]), suite: BalanceSuite.name, key: key, physicalMillis: noon)
+        }
         sync(me, forger, at: noon)
         #expect(me.summary(at: noon).earnedMs == 0)
     }

@@ -77,7 +77,7 @@ import Testing
     func checkNoDeviceOverspent(_ devices: [BalanceDevice], at now: Int64, context: String) {
         let truth = union(devices)
         let today = LocalCalendar.utc.day(atUTCMillis: now)
-        for d in truth.devices {
+        for d in truth.accounts {
             #expect(truth.earnedHeldMs(of: d, today: today) >= 0, "device \(d.short) overspent: \(context)")
             let dayHeld = truth.dayRightsMs(of: d, on: today, today: today) - truth.spentMs(of: d, on: today)
             #expect(dayHeld + max(0, truth.earnedHeldMs(of: d, today: today, excludingDay: today)) >= 0, "\(context)")

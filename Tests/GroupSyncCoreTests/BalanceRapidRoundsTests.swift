@@ -16,14 +16,14 @@ import Testing
             for d in devices { d.act(at: now) { $0.rebalance(connected: Set(devices.map(\.id)).subtracting([d.id])) } }
             syncAll(devices, at: now)
             // The CLI: ask when holding too little, let the peer's agent answer, then spend.
-            if a.book(at: now).ledger.heldMs(of: a.id, today: a.book(at: now).today) < minute {
+            if a.book(at: now).ledger.heldMs(of: a.account, today: a.book(at: now).today) < minute {
                 a.act(at: now) { $0.request(holdMs: minute) }
                 syncAll(devices, at: now)
                 b.act(at: now) { $0.rebalance(connected: [a.id]) }
                 syncAll(devices, at: now)
             }
             let spent = a.act(at: now) { $0.spend(minute) }
-            #expect(spent == minute, "round \(round): spent \(spent) of \(minute); b holds \(b.book(at: now).ledger.heldMs(of: b.id, today: b.book(at: now).today))")
+            #expect(spent == minute, "round \(round): spent \(spent) of \(minute); b holds \(b.book(at: now).ledger.heldMs(of: b.account, today: b.book(at: now).today))")
             if spent != minute { return }
             syncAll(devices, at: now)
         }
@@ -52,7 +52,7 @@ extension BalanceRapidRoundsTests {
         for round in 0..<40 {
             a.act(at: now) { $0.earn(minute, reason: "") }
             randomSteps(Int.random(in: 0...6, using: &rng))
-            if a.book(at: now).ledger.heldMs(of: a.id, today: a.book(at: now).today) < minute {
+            if a.book(at: now).ledger.heldMs(of: a.account, today: a.book(at: now).today) < minute {
                 a.act(at: now) { $0.request(holdMs: minute) }
                 randomSteps(Int.random(in: 0...6, using: &rng))
                 // However the interleaving went, a few full rounds of replication and agent passes must satisfy it.
@@ -63,9 +63,9 @@ extension BalanceRapidRoundsTests {
                 }
                 syncAll(devices, at: now)
             }
-            let held = a.book(at: now).ledger.heldMs(of: a.id, today: a.book(at: now).today)
+            let held = a.book(at: now).ledger.heldMs(of: a.account, today: a.book(at: now).today)
             let spent = a.act(at: now) { $0.spend(minute) }
-            #expect(spent == minute, "seed \(seed) round \(round): a held \(held), spent \(spent); b holds \(b.book(at: now).ledger.heldMs(of: b.id, today: b.book(at: now).today)); request active: \(b.book(at: now).ledger.hasActiveRequest(a.id, today: b.book(at: now).today))")
+            #expect(spent == minute, "seed \(seed) round \(round): a held \(held), spent \(spent); b holds \(b.book(at: now).ledger.heldMs(of: b.account, today: b.book(at: now).today)); request active: \(b.book(at: now).ledger.hasActiveRequest(a.account, today: b.book(at: now).today))")
             if spent != minute { return }
             randomSteps(Int.random(in: 0...6, using: &rng))
         }

@@ -4,7 +4,7 @@
 /// Replication is explicit: `sync` merges two stores both ways, as a session would.
 final class BalanceDevice {
     let id: DeviceID
-    let store: MemoryReplicaStore
+    var store: MemoryReplicaStore
     var paired: Set<DeviceID> = []
     var calendar: LocalCalendar
     /// How far this replica has read each other replica's history, as a session's watermark would.
@@ -16,8 +16,11 @@ final class BalanceDevice {
         self.calendar = calendar
     }
 
+    /// The account this device writes from: its device ID and its current store.
+    var account: BalanceAccount { BalanceAccount(device: id, epoch: store.storeID) }
+
     func book(at now: Int64) -> BalanceBook {
-        BalanceBook(ledger: BalanceLedger(entries: store.entries), me: id, nowMillis: now, calendar: calendar,
+        BalanceBook(ledger: BalanceLedger(entries: store.entries), me: account, nowMillis: now, calendar: calendar,
                     paired: paired, syncedWithAllPaired: true)
     }
 
@@ -33,6 +36,14 @@ final class BalanceDevice {
     }
 
     func summary(at now: Int64) -> BalanceSummary { book(at: now).summary }
+
+    /// The store is moved aside: the device starts again on an empty store with a new ID, and every
+    /// replica of `group` reads the new store's history from the start, as after a changed store ID.
+    func moveStoreAside(newStoreID: String, group: [BalanceDevice]) {
+        store = MemoryReplicaStore(device: id, storeID: newStoreID)
+        readUpTo = [:]
+        for other in group { other.readUpTo[ObjectIdentifier(self)] = nil }
+    }
 
     func setPolicy(_ key: String, _ value: Value, at now: Int64) {
         store.set(value, suite: BalanceSuite.name, key: key, physicalMillis: now)

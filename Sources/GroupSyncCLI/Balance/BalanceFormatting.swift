@@ -12,6 +12,7 @@ enum BalanceFormatting {
     static func json(_ s: BalanceSummary, timeZone: String) -> String {
         var o = JSONObject()
         o.add("remainingMinutes", .double(BalanceAmount.minutes(s.remainingMs)))
+        o.add("strandedMinutes", .double(BalanceAmount.minutes(s.strandedMs)))
         o.add("day", s.day.description)
         o.add("allowanceMinutes", .double(BalanceAmount.minutes(s.allowanceMs)))
         o.add("extensionsToday", .int(s.extensionsToday))
@@ -33,7 +34,7 @@ enum BalanceFormatting {
         let hours = Double(s.dayEndMillis - s.dayStartMillis) / 3_600_000
         let dayNote = hours == 24 ? "" : ", a \(hours == hours.rounded() ? String(Int(hours)) : String(hours))-hour day"
         return """
-            remaining    \(minutes(s.remainingMs)) min\(s.timeUp ? "  (time's up)" : "")
+            remaining    \(minutes(s.remainingMs)) min\(s.strandedMs > 0 ? ", \(minutes(s.strandedMs)) of them held by a store moved aside (not spendable)" : "")\(s.timeUp ? "  (time's up)" : "")
             day          \(s.day) (\(timeZone)\(dayNote))
             allowance    \(minutes(s.allowanceMs)) min
             extensions   \(s.extensionsToday) of \(s.maxExtensions) (+\(minutes(s.extensionMs)) min)

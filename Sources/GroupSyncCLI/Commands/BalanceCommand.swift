@@ -25,7 +25,7 @@ enum BalanceCommand: Command {
           (no subcommand)  today's balance: remaining, day, allowance, extensions, earned, spent today,
                            held here; --json prints one object with remainingMinutes, day,
                            allowanceMinutes, extensionsToday, maxExtensions, extensionMinutes,
-                           earnedMinutes, spentTodayMinutes, timeUp, heldHereMinutes,
+                           earnedMinutes, spentTodayMinutes, timeUp, strandedMinutes, heldHereMinutes,
                            extensionSlotsHere, timeZone, dayStartMillis, dayEndMillis, devices
           policy           show the policy, or change the given fields (shared by all devices); a raise
                            of the daily base counts at once, a cut from the next day for allowance

@@ -8,7 +8,7 @@ extension BalanceBook {
     /// Below this, moving rights is not worth a write: one usage threshold step.
     public static let smallestTransferMs: Int64 = 15_000
 
-    /// One pass of the agent. `connected`: the peers with a live session now.
+    /// One pass of the agent. `connected`: the peers with a live session now (each acts as its latest epoch).
     public mutating func rebalance(connected: Set<DeviceID>) {
         register()
         settleUsage()
@@ -19,14 +19,16 @@ extension BalanceBook {
     }
 
     /// Gives this device's quota slices above an even share to members below it, from `nextGiftDay`.
+    /// Retired epochs get nothing: their slices pass to the device's later epoch anyway.
     mutating func spreadQuota() {
-        guard let root = ledger.root, !ledger.members.isEmpty else { return }
-        let fair = QuotaSlices.total / Int64(ledger.members.count)
+        let live = ledger.liveMembers
+        guard let root = ledger.root, !live.isEmpty else { return }
+        let fair = QuotaSlices.total / Int64(live.count)
         var mine = ledger.slices(of: me, on: nil)
         guard mine.count > fair else { return }
         let fromDay = nextGiftDay
         var gifts: [QuotaGift] = []
-        for member in ledger.members.keys.sorted() where member != me {
+        for member in live where member != me {
             let theirs = ledger.slices(of: member, on: nil).count
             let n = min(fair - theirs, mine.count - fair)
             guard n > 0 else { continue }
@@ -39,9 +41,11 @@ extension BalanceBook {
     }
 
     /// Hands requesting devices what they lack, as far as this device holds it (unless it is asking too).
+    /// A retired epoch's request is left unanswered: nothing handed to it could ever be spent.
     mutating func answerRequests() {
         guard !ledger.hasActiveRequest(me, today: today) else { return }
-        for (device, request) in ledger.requests.sorted(by: { $0.key < $1.key }) where device != me && ledger.hasActiveRequest(device, today: today) {
+        for (device, request) in ledger.requests.sorted(by: { $0.key < $1.key })
+        where device != me && !ledger.isRetired(device) && ledger.hasActiveRequest(device, today: today) {
             let needMs = request.holdMs - ledger.heldMs(of: device, today: today)
             if needMs > 0 { give(min(needMs, ledger.heldMs(of: me, today: today)), to: device) }
             let needSlots = request.slots - ledger.freeSlots(of: device, today: today)
@@ -56,7 +60,7 @@ extension BalanceBook {
     }
 
     /// Hands `ms` to `device`: today's day rights first (they expire tonight), then earned rights.
-    mutating func give(_ ms: Int64, to device: DeviceID) {
+    mutating func give(_ ms: Int64, to device: BalanceAccount) {
         guard ms > 0 else { return }
         let fromDay = min(ms, ledger.dayHeldMs(of: me, today: today))
         if fromDay > 0 { giveDayRights(fromDay, to: device, day: today) }
@@ -64,7 +68,7 @@ extension BalanceBook {
         if fromEarned > 0 { ledger.setEarnedTransfer((ledger.earnedTransfers[me]?[device] ?? 0) + fromEarned, from: me, to: device) }
     }
 
-    mutating func giveDayRights(_ ms: Int64, to device: DeviceID, day: CivilDate) {
+    mutating func giveDayRights(_ ms: Int64, to device: BalanceAccount, day: CivilDate) {
         freezeDraw(day)
         var transfer = ledger.dayTransfers[me]?[device]?[day] ?? DayTransfer()
         transfer.ms += ms
@@ -76,8 +80,8 @@ extension BalanceBook {
     /// the device that overflowed, which gives its earned minutes back. Expired rights are worth
     /// nothing else, so this is safe even towards a device that is not connected.
     mutating func refundExpiredDays() {
-        var overflowing: [CivilDate: [DeviceID]] = [:]
-        for device in ledger.devices where device != me {
+        var overflowing: [CivilDate: [BalanceAccount]] = [:]
+        for device in ledger.accounts where device != me {
             for day in ledger.spendDays(of: device) where day < today && ledger.overflowMs(of: device, on: day, today: today) > 0 {
                 overflowing[day, default: []].append(device)
             }
@@ -97,7 +101,7 @@ extension BalanceBook {
     /// view hand over exactly the deficit between them, not once each.
     mutating func spreadIdleRights(connected: Set<DeviceID>) {
         guard !ledger.hasActiveRequest(me, today: today) else { return }
-        let group = connected.filter { ledger.members[$0] != nil }.union([me]).sorted()
+        let group = Set(connected.compactMap { ledger.liveAccount(of: $0) }).union([me]).sorted()
         guard group.count > 1 else { return }
         for pool in [Pool.day, .earned] {
             let held = group.map { heldIn(pool, of: $0) }
@@ -118,7 +122,7 @@ extension BalanceBook {
 
     private enum Pool { case day, earned }
 
-    private func heldIn(_ pool: Pool, of device: DeviceID) -> Int64 {
+    private func heldIn(_ pool: Pool, of device: BalanceAccount) -> Int64 {
         switch pool {
         case .day: ledger.dayHeldMs(of: device, today: today)
         case .earned: max(0, ledger.earnedHeldMs(of: device, today: today))

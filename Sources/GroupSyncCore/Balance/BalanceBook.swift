@@ -5,7 +5,8 @@
 /// on the same machine cannot both spend the same rights.
 public struct BalanceBook: Sendable {
     public var ledger: BalanceLedger
-    public let me: DeviceID
+    /// This device as the store it writes from: every record it writes is keyed by this account.
+    public let me: BalanceAccount
     public let nowMillis: Int64
     public let calendar: LocalCalendar
     /// Devices this one is paired with, and whether it has read each one's history at least once:
@@ -13,7 +14,7 @@ public struct BalanceBook: Sendable {
     public let paired: Set<DeviceID>
     public let syncedWithAllPaired: Bool
 
-    public init(ledger: BalanceLedger, me: DeviceID, nowMillis: Int64, calendar: LocalCalendar,
+    public init(ledger: BalanceLedger, me: BalanceAccount, nowMillis: Int64, calendar: LocalCalendar,
                 paired: Set<DeviceID> = [], syncedWithAllPaired: Bool = true) {
         self.ledger = ledger
         self.me = me
@@ -32,15 +33,21 @@ public struct BalanceBook: Sendable {
 
     // MARK: Membership
 
-    /// Joins the balance (once), founding it if this device is the one that should (see `Membership`).
+    /// Joins the balance (once per store epoch), founding it if this device is the one that should (see
+    /// `Membership`). A device that joins again from a new store is a new account: it inherits its earlier
+    /// epochs' quota slices from `inheritsFrom` on (see `BalanceLedger+Epochs`).
     public mutating func register() {
         let knownFounder = ledger.members.values.contains(where: \.founder)
-        let candidates = Set(ledger.members.keys).union(paired).union([me])
-        let shouldFound = !knownFounder && syncedWithAllPaired && candidates.min() == me
-        if let membership = ledger.members[me] {
-            if !membership.founder && shouldFound { ledger.setMembership(Membership(joinedAt: membership.joinedAt, founder: true), of: me) }
+        let candidates = Set(ledger.members.keys.map(\.device)).union(paired).union([me.device])
+        let shouldFound = !knownFounder && syncedWithAllPaired && candidates.min() == me.device
+        if var membership = ledger.members[me] {
+            if !membership.founder && shouldFound {
+                membership.founder = true
+                ledger.setMembership(membership, of: me)
+            }
         } else {
-            ledger.setMembership(Membership(joinedAt: nowMillis, founder: shouldFound), of: me)
+            let inheritsFrom = calendar.day(atUTCMillis: nowMillis + HybridClock.defaultMaxForwardDriftMillis).next
+            ledger.setMembership(Membership(joinedAt: nowMillis, founder: shouldFound, inheritsFrom: inheritsFrom), of: me)
         }
     }
 
@@ -63,9 +70,12 @@ public struct BalanceBook: Sendable {
     }
 
     /// The first day a quota gift by this device may take effect: after every day it has drawn on,
-    /// and not before it owns what it gives.
+    /// and not before it owns what it gives (an earlier epoch's slices are its own from `inheritsFrom`).
     var nextGiftDay: CivilDate {
         var latest = max(today, ledger.days[me]?.keys.max() ?? today)
+        if ledger.successions.contains(where: { $0.to == me }), let inherited = ledger.members[me]?.inheritanceDay {
+            latest = max(latest, inherited.previous)
+        }
         for (giver, list) in ledger.gifts where giver != me {
             for gift in list where gift.to == me && gift.fromDay > latest { latest = gift.fromDay.previous }
         }

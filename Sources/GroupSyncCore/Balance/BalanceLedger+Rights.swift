@@ -8,125 +8,154 @@
 /// handed can only grow, so the sum over devices can never go below zero (Balegas et al. 2015, after
 /// O'Neil's escrow method).
 extension BalanceLedger {
-    /// The founder whose slices count: the earliest known (by `joinedAt`, then ID).
-    public var root: DeviceID? {
+    /// The founder whose slices count: the earliest known (by `joinedAt`, then account).
+    public var root: BalanceAccount? {
         members.filter(\.value.founder).min { ($0.value.joinedAt, $0.key) < ($1.value.joinedAt, $1.key) }?.key
     }
 
-    /// Every device that appears in the ledger.
-    public var devices: Set<DeviceID> {
+    /// Every account that appears in the ledger.
+    public var accounts: Set<BalanceAccount> {
         var all = Set(members.keys).union(days.keys).union(earned.keys).union(charges.keys)
         for (from, targets) in dayTransfers { all.insert(from); all.formUnion(targets.keys) }
         for (from, targets) in earnedTransfers { all.insert(from); all.formUnion(targets.keys) }
         return all
     }
 
-    /// The slices `device` owns on `day`, or, with `nil`, once every known gift has taken effect.
-    public func slices(of device: DeviceID, on day: CivilDate?) -> QuotaSlices {
-        guard let root else { return .none }
-        var events: [(day: CivilDate, receive: Bool, range: Range<Int64>)] = []
-        for (giver, list) in gifts {
+    /// The slices `account` owns on `day`, or, with `nil`, once every known gift and succession has taken effect.
+    public func slices(of account: BalanceAccount, on day: CivilDate?) -> QuotaSlices {
+        sliceOwners(on: day)[account] ?? .none
+    }
+
+    /// Who owns which slices on `day`: the root's whole quota, moved by gifts and successions in day order.
+    ///
+    /// Within a day, successions come first (an heir may give inherited slices from the day it inherits
+    /// them), then every gift's receiving, then every gift's giving (a device that receives a range and
+    /// passes it on the same day ends without it). A gift by or to a retired account, or a succession of
+    /// one already succeeded, acts on whoever holds its slices now, so no slice is ever owned twice.
+    func sliceOwners(on day: CivilDate?) -> [BalanceAccount: QuotaSlices] {
+        guard let root else { return [:] }
+        enum Move { case succession(from: BalanceAccount, to: BalanceAccount), receive(BalanceAccount, Range<Int64>), give(BalanceAccount, Range<Int64>) }
+        var moves: [(day: CivilDate, phase: Int, move: Move)] = []
+        for (from, to, fromDay) in successions where day == nil || fromDay <= day! {
+            moves.append((fromDay, 0, .succession(from: from, to: to)))
+        }
+        for (giver, list) in gifts.sorted(by: { $0.key < $1.key }) {
             for gift in list where gift.root == root && gift.to != giver && (day == nil || gift.fromDay <= day!) {
-                if gift.to == device { events.append((gift.fromDay, true, gift.slices)) }
-                if giver == device { events.append((gift.fromDay, false, gift.slices)) }
+                moves.append((gift.fromDay, 1, .receive(gift.to, gift.slices)))
+                moves.append((gift.fromDay, 2, .give(giver, gift.slices)))
             }
         }
-        events.sort { ($0.day, $0.receive ? 0 : 1) < ($1.day, $1.receive ? 0 : 1) }
-        var owned = device == root ? QuotaSlices.whole : .none
-        for event in events {
-            if event.receive { owned.formUnion(event.range) } else { owned.subtract(event.range) }
+        moves.sort { ($0.day, $0.phase) < ($1.day, $1.phase) }
+        var owned: [BalanceAccount: QuotaSlices] = [root: .whole]
+        var successor: [BalanceAccount: BalanceAccount] = [:]
+        func holder(_ account: BalanceAccount) -> BalanceAccount {
+            var current = account
+            // Successions only run from an earlier member to a later one, so this chain ends.
+            while let next = successor[current] { current = next }
+            return current
+        }
+        for (_, _, move) in moves {
+            switch move {
+            case .succession(let from, let to):
+                let heir = holder(to)
+                for range in owned[from]?.ranges ?? [] { owned[heir, default: .none].formUnion(range) }
+                owned[from] = nil
+                successor[from] = to
+            case .receive(let to, let range): owned[holder(to), default: .none].formUnion(range)
+            case .give(let giver, let range): owned[holder(giver)]?.subtract(range)
+            }
         }
         return owned
     }
 
-    /// The allowance `device` draws for `day`: its recorded draw, raised on `today` to the current
+    /// The allowance `account` draws for `day`: its recorded draw, raised on `today` to the current
     /// policy's share (a raise is always safe; a cut never shrinks what was drawn). Unrecorded days
     /// count at the current share.
-    public func allowanceDrawMs(of device: DeviceID, on day: CivilDate, today: CivilDate) -> Int64 {
-        let record = days[device]?[day]
+    public func allowanceDrawMs(of account: BalanceAccount, on day: CivilDate, today: CivilDate) -> Int64 {
+        let record = days[account]?[day]
         if let record, day != today { return record.allowanceMs }
-        return max(record?.allowanceMs ?? 0, slices(of: device, on: day).share(of: policy.dailyBaseMs))
+        return max(record?.allowanceMs ?? 0, slices(of: account, on: day).share(of: policy.dailyBaseMs))
     }
 
-    public func slotDraw(of device: DeviceID, on day: CivilDate, today: CivilDate) -> Int64 {
-        let record = days[device]?[day]
+    public func slotDraw(of account: BalanceAccount, on day: CivilDate, today: CivilDate) -> Int64 {
+        let record = days[account]?[day]
         if let record, day != today { return record.slots }
-        return max(record?.slots ?? 0, slices(of: device, on: day).share(of: policy.maxExtensions))
+        return max(record?.slots ?? 0, slices(of: account, on: day).share(of: policy.maxExtensions))
     }
 
-    func transfersIn(to device: DeviceID, on day: CivilDate) -> DayTransfer {
+    func transfersIn(to account: BalanceAccount, on day: CivilDate) -> DayTransfer {
         var sum = DayTransfer()
-        for (from, targets) in dayTransfers where from != device {
-            if let t = targets[device]?[day] { sum.ms += t.ms; sum.slots += t.slots }
+        for (from, targets) in dayTransfers where from != account {
+            if let t = targets[account]?[day] { sum.ms += t.ms; sum.slots += t.slots }
         }
         return sum
     }
 
-    func transfersOut(from device: DeviceID, on day: CivilDate) -> DayTransfer {
+    func transfersOut(from account: BalanceAccount, on day: CivilDate) -> DayTransfer {
         var sum = DayTransfer()
-        for (to, byDay) in dayTransfers[device] ?? [:] where to != device {
+        for (to, byDay) in dayTransfers[account] ?? [:] where to != account {
             if let t = byDay[day] { sum.ms += t.ms; sum.slots += t.slots }
         }
         return sum
     }
 
-    /// Minutes (ms) `device` may use on `day` before touching earned rights.
-    public func dayRightsMs(of device: DeviceID, on day: CivilDate, today: CivilDate) -> Int64 {
-        allowanceDrawMs(of: device, on: day, today: today) + (days[device]?[day]?.extensionMs ?? 0)
-            + transfersIn(to: device, on: day).ms - transfersOut(from: device, on: day).ms
+    /// Minutes (ms) `account` may use on `day` before touching earned rights.
+    public func dayRightsMs(of account: BalanceAccount, on day: CivilDate, today: CivilDate) -> Int64 {
+        allowanceDrawMs(of: account, on: day, today: today) + (days[account]?[day]?.extensionMs ?? 0)
+            + transfersIn(to: account, on: day).ms - transfersOut(from: account, on: day).ms
     }
 
-    /// Spent by `device` on `day`: direct spends plus usage it paid for that day.
-    public func spentMs(of device: DeviceID, on day: CivilDate) -> Int64 {
-        (days[device]?[day]?.spentMs ?? 0) + (charges[device]?.values.filter { $0.day == day }.reduce(0) { $0 + $1.ms } ?? 0)
+    /// Spent by `account` on `day`: direct spends plus usage it paid for that day.
+    public func spentMs(of account: BalanceAccount, on day: CivilDate) -> Int64 {
+        (days[account]?[day]?.spentMs ?? 0) + (charges[account]?.values.filter { $0.day == day }.reduce(0) { $0 + $1.ms } ?? 0)
     }
 
-    public func overflowMs(of device: DeviceID, on day: CivilDate, today: CivilDate) -> Int64 {
-        let spent = spentMs(of: device, on: day)
-        return spent == 0 ? 0 : max(0, spent - dayRightsMs(of: device, on: day, today: today))
+    public func overflowMs(of account: BalanceAccount, on day: CivilDate, today: CivilDate) -> Int64 {
+        let spent = spentMs(of: account, on: day)
+        return spent == 0 ? 0 : max(0, spent - dayRightsMs(of: account, on: day, today: today))
     }
 
-    /// Days on which `device` spent anything.
-    public func spendDays(of device: DeviceID) -> Set<CivilDate> {
-        var result = Set((days[device] ?? [:]).filter { $0.value.spentMs > 0 }.keys)
-        for charge in (charges[device] ?? [:]).values where charge.ms > 0 { result.insert(charge.day) }
+    /// Days on which `account` spent anything.
+    public func spendDays(of account: BalanceAccount) -> Set<CivilDate> {
+        var result = Set((days[account] ?? [:]).filter { $0.value.spentMs > 0 }.keys)
+        for charge in (charges[account] ?? [:]).values where charge.ms > 0 { result.insert(charge.day) }
         return result
     }
 
-    public func earnedRightsMs(of device: DeviceID) -> Int64 {
-        var total = earned[device]?.ms ?? 0
-        for (from, targets) in earnedTransfers where from != device { total += targets[device] ?? 0 }
-        for (to, ms) in earnedTransfers[device] ?? [:] where to != device { total -= ms }
+    public func earnedRightsMs(of account: BalanceAccount) -> Int64 {
+        var total = earned[account]?.ms ?? 0
+        for (from, targets) in earnedTransfers where from != account { total += targets[account] ?? 0 }
+        for (to, ms) in earnedTransfers[account] ?? [:] where to != account { total -= ms }
         return total
     }
 
-    /// Earned rights `device` still holds, after every day's overflow (`excludingDay`: all but that day's).
-    public func earnedHeldMs(of device: DeviceID, today: CivilDate, excludingDay: CivilDate? = nil) -> Int64 {
-        var held = earnedRightsMs(of: device)
-        for day in spendDays(of: device) where day != excludingDay { held -= overflowMs(of: device, on: day, today: today) }
+    /// Earned rights `account` still holds, after every day's overflow (`excludingDay`: all but that day's).
+    public func earnedHeldMs(of account: BalanceAccount, today: CivilDate, excludingDay: CivilDate? = nil) -> Int64 {
+        var held = earnedRightsMs(of: account)
+        for day in spendDays(of: account) where day != excludingDay { held -= overflowMs(of: account, on: day, today: today) }
         return held
     }
 
-    /// Today's day rights `device` has not spent.
-    public func dayHeldMs(of device: DeviceID, today: CivilDate) -> Int64 {
-        max(0, dayRightsMs(of: device, on: today, today: today) - spentMs(of: device, on: today))
+    /// Today's day rights `account` has not spent.
+    public func dayHeldMs(of account: BalanceAccount, today: CivilDate) -> Int64 {
+        max(0, dayRightsMs(of: account, on: today, today: today) - spentMs(of: account, on: today))
     }
 
-    /// What `device` may spend today without asking anyone: never below zero.
-    public func heldMs(of device: DeviceID, today: CivilDate) -> Int64 {
-        dayHeldMs(of: device, today: today) + max(0, earnedHeldMs(of: device, today: today))
+    /// What `account` may spend today without asking anyone: never below zero.
+    public func heldMs(of account: BalanceAccount, today: CivilDate) -> Int64 {
+        dayHeldMs(of: account, today: today) + max(0, earnedHeldMs(of: account, today: today))
     }
 
-    /// Extension slots `device` holds and has not used today.
-    public func freeSlots(of device: DeviceID, today: CivilDate) -> Int64 {
+    /// Extension slots `account` holds and has not used today.
+    public func freeSlots(of account: BalanceAccount, today: CivilDate) -> Int64 {
         let t = today
-        return max(0, slotDraw(of: device, on: t, today: t) + transfersIn(to: device, on: t).slots
-            - transfersOut(from: device, on: t).slots - (days[device]?[t]?.extensions ?? 0))
+        return max(0, slotDraw(of: account, on: t, today: t) + transfersIn(to: account, on: t).slots
+            - transfersOut(from: account, on: t).slots - (days[account]?[t]?.extensions ?? 0))
     }
 
-    /// Whether `device` has a request out that is still valid today.
-    public func hasActiveRequest(_ device: DeviceID, today: CivilDate) -> Bool {
-        guard let request = requests[device], request.day == today, request.holdMs > 0 || request.slots > 0 else { return false }
-        return request.spentBase == spentMs(of: device, on: today) && request.extensionsBase == (days[device]?[today]?.extensions ?? 0)
+    /// Whether `account` has a request out that is still valid today.
+    public func hasActiveRequest(_ account: BalanceAccount, today: CivilDate) -> Bool {
+        guard let request = requests[account], request.day == today, request.holdMs > 0 || request.slots > 0 else { return false }
+        return request.spentBase == spentMs(of: account, on: today) && request.extensionsBase == (days[account]?[today]?.extensions ?? 0)
     }
 }

@@ -5,17 +5,18 @@
 /// do not parse, are ignored, so a newer or damaged device cannot make this one crash or overspend.
 public struct BalanceLedger: Sendable {
     public var policy: BalancePolicy
-    public var members: [DeviceID: Membership] = [:]
+    /// Every record below is keyed by the account (device and store epoch) that wrote it; see `BalanceAccount`.
+    public var members: [BalanceAccount: Membership] = [:]
     /// Quota gifts, by giver.
-    public var gifts: [DeviceID: [QuotaGift]] = [:]
-    public var days: [DeviceID: [CivilDate: DeviceDayRecord]] = [:]
-    public var earned: [DeviceID: EarnedRecord] = [:]
+    public var gifts: [BalanceAccount: [QuotaGift]] = [:]
+    public var days: [BalanceAccount: [CivilDate: DeviceDayRecord]] = [:]
+    public var earned: [BalanceAccount: EarnedRecord] = [:]
     /// Day rights handed over: `dayTransfers[from][to][day]`.
-    public var dayTransfers: [DeviceID: [DeviceID: [CivilDate: DayTransfer]]] = [:]
+    public var dayTransfers: [BalanceAccount: [BalanceAccount: [CivilDate: DayTransfer]]] = [:]
     /// Earned rights handed over: `earnedTransfers[from][to]`, a running total in ms.
-    public var earnedTransfers: [DeviceID: [DeviceID: Int64]] = [:]
-    public var requests: [DeviceID: RightsRequest] = [:]
-    public var charges: [DeviceID: [MonitorID: UsageCharge]] = [:]
+    public var earnedTransfers: [BalanceAccount: [BalanceAccount: Int64]] = [:]
+    public var requests: [BalanceAccount: RightsRequest] = [:]
+    public var charges: [BalanceAccount: [MonitorID: UsageCharge]] = [:]
     public var fired: [MonitorID: [String: FiredThreshold]] = [:]
 
     /// Keys changed since the ledger was read, with their new values.
@@ -36,27 +37,27 @@ public struct BalanceLedger: Sendable {
                 continue
             }
             let parts = key.split(separator: ".", maxSplits: 3, omittingEmptySubsequences: false).map(String.init)
-            guard parts.count >= 2, let device = try? DeviceID(parsing: parts[1]), parts[1] == device.description else { continue }
-            // Single-writer keys are honoured only when their writer is the device they name.
-            guard entry.version.origin == device else { continue }
+            guard parts.count >= 2, let account = BalanceAccount(parsing: parts[1]) else { continue }
+            // Single-writer keys are honoured only when their writer is the device their account names.
+            guard entry.version.origin == account.device else { continue }
             switch (parts[0], parts.count) {
-            case ("member", 2): members[device] = Membership(value)
+            case ("member", 2): members[account] = Membership(value)
             case ("quota", 2):
-                if case .array(let items) = value { gifts[device] = items.compactMap(QuotaGift.init) }
+                if case .array(let items) = value { gifts[account] = items.compactMap(QuotaGift.init) }
             case ("day", 3):
-                if let day = CivilDate(parsing: parts[2]), let record = DeviceDayRecord(value) { days[device, default: [:]][day] = record }
-            case ("earned", 2): earned[device] = EarnedRecord(value)
-            case ("want", 2): requests[device] = RightsRequest(value)
+                if let day = CivilDate(parsing: parts[2]), let record = DeviceDayRecord(value) { days[account, default: [:]][day] = record }
+            case ("earned", 2): earned[account] = EarnedRecord(value)
+            case ("want", 2): requests[account] = RightsRequest(value)
             case ("give", 4):
-                guard let to = try? DeviceID(parsing: parts[2]), to != device else { continue }
+                guard let to = BalanceAccount(parsing: parts[2]), to != account else { continue }
                 if parts[3] == "earned" {
-                    if case .dictionary(let d) = value { earnedTransfers[device, default: [:]][to] = d.count("ms") }
+                    if case .dictionary(let d) = value { earnedTransfers[account, default: [:]][to] = d.count("ms") }
                 } else if let day = CivilDate(parsing: parts[3]), let transfer = DayTransfer(value) {
-                    dayTransfers[device, default: [:]][to, default: [:]][day] = transfer
+                    dayTransfers[account, default: [:]][to, default: [:]][day] = transfer
                 }
             case ("charge", 3), ("charge", 4):
-                if let charge = UsageCharge(value), key == Self.chargeKey(device, MonitorID(activity: charge.activity, armedAt: charge.armedAt)) {
-                    charges[device, default: [:]][MonitorID(activity: charge.activity, armedAt: charge.armedAt)] = charge
+                if let charge = UsageCharge(value), key == Self.chargeKey(account, MonitorID(activity: charge.activity, armedAt: charge.armedAt)) {
+                    charges[account, default: [:]][MonitorID(activity: charge.activity, armedAt: charge.armedAt)] = charge
                 }
             default: continue
             }
@@ -66,56 +67,56 @@ public struct BalanceLedger: Sendable {
 
     // MARK: Keys
 
-    static func memberKey(_ d: DeviceID) -> String { "member.\(d)" }
-    static func quotaKey(_ d: DeviceID) -> String { "quota.\(d)" }
-    static func dayKey(_ d: DeviceID, _ day: CivilDate) -> String { "day.\(d).\(day)" }
-    static func earnedKey(_ d: DeviceID) -> String { "earned.\(d)" }
-    static func wantKey(_ d: DeviceID) -> String { "want.\(d)" }
-    static func dayTransferKey(_ from: DeviceID, _ to: DeviceID, _ day: CivilDate) -> String { "give.\(from).\(to).\(day)" }
-    static func earnedTransferKey(_ from: DeviceID, _ to: DeviceID) -> String { "give.\(from).\(to).earned" }
-    static func chargeKey(_ d: DeviceID, _ monitor: MonitorID) -> String { "charge.\(d).\(monitor.armedAt).\(monitor.activity)" }
+    static func memberKey(_ d: BalanceAccount) -> String { "member.\(d)" }
+    static func quotaKey(_ d: BalanceAccount) -> String { "quota.\(d)" }
+    static func dayKey(_ d: BalanceAccount, _ day: CivilDate) -> String { "day.\(d).\(day)" }
+    static func earnedKey(_ d: BalanceAccount) -> String { "earned.\(d)" }
+    static func wantKey(_ d: BalanceAccount) -> String { "want.\(d)" }
+    static func dayTransferKey(_ from: BalanceAccount, _ to: BalanceAccount, _ day: CivilDate) -> String { "give.\(from).\(to).\(day)" }
+    static func earnedTransferKey(_ from: BalanceAccount, _ to: BalanceAccount) -> String { "give.\(from).\(to).earned" }
+    static func chargeKey(_ d: BalanceAccount, _ monitor: MonitorID) -> String { "charge.\(d).\(monitor.armedAt).\(monitor.activity)" }
 
     // MARK: Changes (each marks its key for writing)
 
-    mutating func setMembership(_ m: Membership, of device: DeviceID) {
-        members[device] = m
-        writes[Self.memberKey(device)] = m.value
+    mutating func setMembership(_ m: Membership, of account: BalanceAccount) {
+        members[account] = m
+        writes[Self.memberKey(account)] = m.value
     }
 
-    mutating func addGifts(_ new: [QuotaGift], by device: DeviceID) {
-        gifts[device, default: []] += new
-        writes[Self.quotaKey(device)] = .array(gifts[device]!.map(\.value))
+    mutating func addGifts(_ new: [QuotaGift], by account: BalanceAccount) {
+        gifts[account, default: []] += new
+        writes[Self.quotaKey(account)] = .array(gifts[account]!.map(\.value))
     }
 
-    mutating func setDayRecord(_ record: DeviceDayRecord, of device: DeviceID, day: CivilDate) {
-        days[device, default: [:]][day] = record
-        writes[Self.dayKey(device, day)] = record.value
+    mutating func setDayRecord(_ record: DeviceDayRecord, of account: BalanceAccount, day: CivilDate) {
+        days[account, default: [:]][day] = record
+        writes[Self.dayKey(account, day)] = record.value
     }
 
-    mutating func setEarned(_ record: EarnedRecord, of device: DeviceID) {
-        earned[device] = record
-        writes[Self.earnedKey(device)] = record.value
+    mutating func setEarned(_ record: EarnedRecord, of account: BalanceAccount) {
+        earned[account] = record
+        writes[Self.earnedKey(account)] = record.value
     }
 
-    mutating func setRequest(_ request: RightsRequest, of device: DeviceID) {
-        requests[device] = request
-        writes[Self.wantKey(device)] = request.value
+    mutating func setRequest(_ request: RightsRequest, of account: BalanceAccount) {
+        requests[account] = request
+        writes[Self.wantKey(account)] = request.value
     }
 
-    mutating func setDayTransfer(_ transfer: DayTransfer, from: DeviceID, to: DeviceID, day: CivilDate) {
+    mutating func setDayTransfer(_ transfer: DayTransfer, from: BalanceAccount, to: BalanceAccount, day: CivilDate) {
         dayTransfers[from, default: [:]][to, default: [:]][day] = transfer
         writes[Self.dayTransferKey(from, to, day)] = transfer.value
     }
 
-    mutating func setEarnedTransfer(_ ms: Int64, from: DeviceID, to: DeviceID) {
+    mutating func setEarnedTransfer(_ ms: Int64, from: BalanceAccount, to: BalanceAccount) {
         earnedTransfers[from, default: [:]][to] = ms
         writes[Self.earnedTransferKey(from, to)] = .dictionary(["ms": .int(ms)])
     }
 
-    mutating func setCharge(_ charge: UsageCharge, of device: DeviceID) {
+    mutating func setCharge(_ charge: UsageCharge, of account: BalanceAccount) {
         let monitor = MonitorID(activity: charge.activity, armedAt: charge.armedAt)
-        charges[device, default: [:]][monitor] = charge
-        writes[Self.chargeKey(device, monitor)] = charge.value
+        charges[account, default: [:]][monitor] = charge
+        writes[Self.chargeKey(account, monitor)] = charge.value
     }
 
     mutating func recordFired(_ event: FiredThreshold) {

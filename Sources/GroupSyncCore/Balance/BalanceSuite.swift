@@ -1,23 +1,32 @@
 /// Where the balance lives: ordinary entries of one reserved suite, carried by replication unchanged.
 ///
-/// Every key that holds a device's ID is written only by that device, and its value only grows
-/// (or, for a usage charge, is revised only by its owner), so last-writer-wins on such a key is the
-/// same as taking the maximum: concurrent writes on different devices never touch the same key, and
-/// no spend or earning can be lost to a merge. Only the policy keys are shared, and for them
-/// last-writer-wins is the intended meaning.
+/// Every key that names an account is written only by that account — one device writing from one store
+/// (`BalanceAccount`: `<device>@<epoch>`, the epoch being the store ID) — and its value only grows (or,
+/// for a usage charge, is revised only by its owner), so last-writer-wins on such a key is the same as
+/// taking the maximum: concurrent writes on different devices never touch the same key, and no spend or
+/// earning can be lost to a merge. The epoch is what keeps that true when a store is moved aside: the
+/// device starts again from nothing under a new epoch, beside its old records instead of over them.
+/// Only the policy keys are shared, and for them last-writer-wins is the intended meaning.
 ///
 /// | key | written by | value |
 /// |---|---|---|
 /// | `policy.dailyBaseMinutes`, `policy.extensionMinutes`, `policy.maxExtensions`, `policy.timezone` | anyone | double / double / int / string |
-/// | `member.<device>` | device | `{joinedAt, founder}` |
-/// | `quota.<device>` | device | its quota gifts `[{to, root, start, end, fromDay}]` |
-/// | `day.<device>.<YYYY-MM-DD>` | device | `{allowanceMs, slots, extensions, extensionMs, spentMs, lastSpendAt, lastExtendAt}` |
-/// | `earned.<device>` | device | `{ms, count, lastAt, lastReason}` |
+/// | `member.<account>` | account | `{joinedAt, founder, inheritsFrom}` (`inheritsFrom`: the first day it draws its device's earlier epochs' quota slices) |
+/// | `quota.<account>` | account | its quota gifts `[{to, root, start, end, fromDay}]` (`to`, `root`: accounts) |
+/// | `day.<account>.<YYYY-MM-DD>` | account | `{allowanceMs, slots, extensions, extensionMs, spentMs, lastSpendAt, lastExtendAt}` |
+/// | `earned.<account>` | account | `{ms, count, lastAt, lastReason}` |
 /// | `give.<from>.<to>.<YYYY-MM-DD>` | from | day rights and extension slots handed over: `{ms, slots}` (running totals) |
 /// | `give.<from>.<to>.earned` | from | earned rights handed over: `{ms}` (running total) |
-/// | `want.<device>` | device | a request for rights while connected: `{day, holdMs, slots, spentBase, extensionsBase, at}` |
+/// | `want.<account>` | account | a request for rights while connected: `{day, holdMs, slots, spentBase, extensionsBase, at}` |
 /// | `fired.<…>` | any reporter | a usage threshold event: `{activity, event, minutes, armedAt, at}` |
-/// | `charge.<device>.<armedAt>.<activity>` | device | usage of one monitor this device paid for: `{activity, armedAt, day, ms, at}` |
+/// | `charge.<account>.<armedAt>.<activity>` | account | usage of one monitor this account paid for: `{activity, armedAt, day, ms, at}` |
+///
+/// `<account>` is `<device>@<epoch>`: the device ID in its canonical text form, `@`, and the store ID of
+/// the store that writes (1–64 of `A–Z a–z 0–9 - _`). A key with the device alone is the device's
+/// *legacy* epoch: records written before epochs were part of the keys. They are read and counted like
+/// any other epoch's, and the store that wrote them (one made before this layout) keeps writing them;
+/// every store made since writes under its own epoch. A key whose account is not canonical, or whose
+/// entry was not written by the device it names, is ignored.
 public enum BalanceSuite {
     public static let name = "groupsync.balance"
 }

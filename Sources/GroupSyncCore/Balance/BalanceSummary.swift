@@ -13,6 +13,9 @@ public struct BalanceSummary: Equatable, Sendable {
     public var earnedMs: Int64
     public var spentTodayMs: Int64
     public var remainingMs: Int64
+    /// The part of `remainingMs` held by stores moved aside (retired epochs): counted, since their spending
+    /// may still be on its way, but spendable by no one (`BalanceLedger+Epochs.swift`).
+    public var strandedMs: Int64
     /// What this device may spend right now without asking anyone.
     public var heldHereMs: Int64
     public var extensionSlotsHere: Int64
@@ -24,12 +27,14 @@ public struct BalanceSummary: Equatable, Sendable {
     /// every device that sees the same records posts that episode's notification once.
     public var lastSpendMillis: Int64
 
-    public init(ledger: BalanceLedger, me: DeviceID, today: CivilDate, calendar: LocalCalendar) {
+    /// Sums run over every account, retired epochs included: what an earlier store of a device earned,
+    /// spent or still holds stays in the balance.
+    public init(ledger: BalanceLedger, me: BalanceAccount, today: CivilDate, calendar: LocalCalendar) {
         day = today
         dayStartMillis = calendar.start(of: today)
         dayEndMillis = calendar.end(of: today)
-        let devices = ledger.devices.union([me])
-        self.devices = ledger.members.count
+        let devices = ledger.accounts.union([me])
+        self.devices = ledger.memberDevices
         allowanceMs = devices.reduce(0) { $0 + ledger.allowanceDrawMs(of: $1, on: today, today: today) }
         extensionsToday = devices.reduce(0) { $0 + (ledger.days[$1]?[today]?.extensions ?? 0) }
         extensionMs = devices.reduce(0) { $0 + (ledger.days[$1]?[today]?.extensionMs ?? 0) }
@@ -37,6 +42,7 @@ public struct BalanceSummary: Equatable, Sendable {
         earnedMs = devices.reduce(0) { $0 + max(0, ledger.earnedHeldMs(of: $1, today: today, excludingDay: today)) }
         spentTodayMs = devices.reduce(0) { $0 + ledger.spentMs(of: $1, on: today) }
         remainingMs = devices.reduce(0) { $0 + ledger.heldMs(of: $1, today: today) }
+        strandedMs = devices.filter(ledger.isRetired).reduce(0) { $0 + ledger.heldMs(of: $1, today: today) }
         heldHereMs = ledger.heldMs(of: me, today: today)
         extensionSlotsHere = ledger.freeSlots(of: me, today: today)
 
@@ -50,7 +56,9 @@ public struct BalanceSummary: Equatable, Sendable {
         }
         for (_, byMonitor) in ledger.charges { for charge in byMonitor.values where charge.ms > 0 { lastSpend = max(lastSpend, charge.at) } }
         for record in ledger.earned.values { lastCredit = max(lastCredit, record.lastAt) }
-        timeUp = remainingMs == 0 && lastSpend > 0 && lastSpend >= lastCredit
+        // Time is up when nothing *spendable* is left: minutes stranded with a retired epoch would otherwise
+        // keep the notification away for good.
+        timeUp = remainingMs - strandedMs <= 0 && lastSpend > 0 && lastSpend >= lastCredit
         lastSpendMillis = lastSpend
     }
 

@@ -4,34 +4,29 @@
 ///
 /// Promises checked: at every moment no device's own view shows it holding less than nothing (it spent only
 /// what it held — going offline never bought minutes), and once converged every replica shows the same
-/// balance, in which every acknowledged earn and spend is counted exactly once.
+/// balance, in which every acknowledged earn and spend is counted exactly once — in every run, including
+/// runs in which a store was moved aside (the device then writes as a new account, `BalanceAccount`).
 public final class BalanceWorkload: SimulationWorkload {
     public let name = "balance"
     public let weight: Int
     private var devices: Set<DeviceID> = []
     private var acknowledgedEarnedMs: Int64 = 0
     private var acknowledgedSpentMs: Int64 = 0
-    /// Replicas whose store was moved aside: their own books come back from peers piecemeal (a spend may
-    /// arrive before the transfer that paid for it), so their own view is no longer a fair witness. `verify`
-    /// still judges every device on the converged books.
-    private var refilled: Set<Int> = []
 
-    /// Whether the exact-totals check also applies to runs in which a store was moved aside. Off by default:
-    /// a device whose store was moved aside rewrites its earned and spent totals from zero, and the newer,
-    /// smaller total wins over the one its peers hold (RELIABILITY.md, known limitations); the known-issue
-    /// test turns it on to pin that.
-    let totalsSurviveStoreReset: Bool
-
-    public init(weight: Int = 3, totalsSurviveStoreReset: Bool = false) {
+    public init(weight: Int = 3) {
         self.weight = weight
-        self.totalsSurviveStoreReset = totalsSurviveStoreReset
+    }
+
+    /// The account a replica writes its balance records under: its device and its current store.
+    static func account(_ replica: SimulatedReplica) -> BalanceAccount {
+        BalanceAccount(device: replica.device, epoch: replica.store.storeID)
     }
 
     public func perform(on replica: SimulatedReplica, random: inout SeededGenerator) -> String? {
         devices.insert(replica.device)
         let now = replica.physicalMillis
         let others = devices.subtracting([replica.device])
-        var book = BalanceBook(ledger: BalanceLedger(entries: replica.store.entries), me: replica.device, nowMillis: now,
+        var book = BalanceBook(ledger: BalanceLedger(entries: replica.store.entries), me: Self.account(replica), nowMillis: now,
                                calendar: .utc, paired: others, syncedWithAllPaired: true)
         let line: String
         switch Int.random(in: 0..<8, using: &random) {
@@ -64,14 +59,12 @@ public final class BalanceWorkload: SimulationWorkload {
     /// A device's own view of itself: it spends only what that view shows it holding, and the view only gains
     /// (rights handed to it arrive, its own writes never leave), so it never shows less than nothing. Other
     /// devices' views may lag (a spend arriving before the transfer that paid for it); `verify` judges those
-    /// once everything has met.
-    public func storeWasReset(_ replica: SimulatedReplica) { refilled.insert(replica.index) }
-
+    /// once everything has met. A store moved aside is a fresh account with nothing to come back, so it
+    /// stays a fair witness of itself from its first write.
     public func observe(_ replica: SimulatedReplica) -> [String] {
-        guard !refilled.contains(replica.index) else { return [] }
         let ledger = BalanceLedger(entries: replica.store.entries)
         let today = LocalCalendar.utc.day(atUTCMillis: replica.physicalMillis)
-        let held = ledger.earnedHeldMs(of: replica.device, today: today)
+        let held = ledger.earnedHeldMs(of: Self.account(replica), today: today)
         return held < 0 ? ["\(replica.name) holds \(held) ms of earned minutes by its own books: an overspend"] : []
     }
 
@@ -81,17 +74,16 @@ public final class BalanceWorkload: SimulationWorkload {
         let spent = ledger.days.values.reduce(0) { sum, byDay in sum + byDay.values.reduce(0) { $0 + $1.spentMs } }
         let earned = ledger.earned.values.reduce(0) { $0 + $1.ms }
         var problems: [String] = []
-        let totalsComparable = refilled.isEmpty || totalsSurviveStoreReset
-        if totalsComparable && spent != acknowledgedSpentMs { problems.append("balance: \(acknowledgedSpentMs) ms of spends acknowledged, \(spent) ms counted") }
-        if totalsComparable && earned != acknowledgedEarnedMs { problems.append("balance: \(acknowledgedEarnedMs) ms of earnings acknowledged, \(earned) ms counted") }
+        if spent != acknowledgedSpentMs { problems.append("balance: \(acknowledgedSpentMs) ms of spends acknowledged, \(spent) ms counted") }
+        if earned != acknowledgedEarnedMs { problems.append("balance: \(acknowledgedEarnedMs) ms of earnings acknowledged, \(earned) ms counted") }
         let now = first.physicalMillis
         let summaries = replicas.map {
-            BalanceBook(ledger: BalanceLedger(entries: $0.store.entries), me: $0.device, nowMillis: now, calendar: .utc,
+            BalanceBook(ledger: BalanceLedger(entries: $0.store.entries), me: Self.account($0), nowMillis: now, calendar: .utc,
                         paired: devices.subtracting([$0.device]), syncedWithAllPaired: true).summary
         }
         let today = LocalCalendar.utc.day(atUTCMillis: now)
-        for device in ledger.devices where ledger.earnedHeldMs(of: device, today: today) < 0 {
-            problems.append("balance: device \(device.short) spent \(-ledger.earnedHeldMs(of: device, today: today)) ms more than it held")
+        for account in ledger.accounts where ledger.earnedHeldMs(of: account, today: today) < 0 {
+            problems.append("balance: account \(account.short) spent \(-ledger.earnedHeldMs(of: account, today: today)) ms more than it held")
         }
         for (replica, summary) in zip(replicas, summaries) {
             if summary.remainingMs != summaries[0].remainingMs {

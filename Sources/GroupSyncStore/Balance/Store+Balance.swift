@@ -21,7 +21,7 @@ extension Store {
                 let paired = try pairedDevices().map(\.id)
                 var synced = true
                 for peer in paired where try watermark(peer: peer) == nil { synced = false }
-                var book = BalanceBook(ledger: ledger, me: device, nowMillis: nowMillis, calendar: calendar,
+                var book = BalanceBook(ledger: ledger, me: BalanceAccount(device: device, epoch: balanceEpoch), nowMillis: nowMillis, calendar: calendar,
                                        paired: Set(paired), syncedWithAllPaired: synced)
                 let result = operate(&book)
                 return (book.writes, result)

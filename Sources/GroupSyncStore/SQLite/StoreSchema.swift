@@ -40,6 +40,8 @@ enum StoreSchema {
             let statement = try db.prepare("INSERT INTO meta(name, value) VALUES ('store_id', ?1)")
             statement.bind(1, randomHex(bytes: 16))
             try statement.run()
+            // Made by a groupsync that keys balance records by store epoch (see `Store.balanceEpoch`).
+            try db.execute("INSERT INTO meta(name, value) VALUES ('balance_epoch_keys', 1)")
             try db.execute("PRAGMA user_version=\(version)")
         }
     }

@@ -5,13 +5,13 @@
 /// the receiver's share grows only for days the giver can no longer draw. Gifts are listed under the
 /// giver's own key and only ever appended to.
 public struct QuotaGift: Equatable, Sendable {
-    public var to: DeviceID
+    public var to: BalanceAccount
     /// The founder whose quota these slices are (see `Membership`).
-    public var root: DeviceID
+    public var root: BalanceAccount
     public var slices: Range<Int64>
     public var fromDay: CivilDate
 
-    public init(to: DeviceID, root: DeviceID, slices: Range<Int64>, fromDay: CivilDate) {
+    public init(to: BalanceAccount, root: BalanceAccount, slices: Range<Int64>, fromDay: CivilDate) {
         self.to = to
         self.root = root
         self.slices = slices
@@ -27,7 +27,7 @@ public struct QuotaGift: Equatable, Sendable {
 
     init?(_ value: Value) {
         guard case .dictionary(let d) = value,
-              let to = d["to"]?.deviceID, let root = d["root"]?.deviceID,
+              let to = d["to"]?.account, let root = d["root"]?.account,
               let start = d["start"]?.intValue, let end = d["end"]?.intValue, start < end,
               case .string(let day)? = d["fromDay"], let fromDay = CivilDate(parsing: day) else { return nil }
         self.init(to: to, root: root, slices: start..<end, fromDay: fromDay)
@@ -42,19 +42,35 @@ public struct QuotaGift: Equatable, Sendable {
 /// smallest ID among the members and paired devices it knows. Two devices that founded apart before
 /// ever meeting both minted allowance for those days; once they meet, the earlier founder (by
 /// `joinedAt`, then ID) is the root for every later day and the other's slices stop counting.
+///
+/// Membership is per account (device and store epoch). A device's later epoch inherits its earlier
+/// epoch's slices from `inheritsFrom`: the local day after the one it joined on, counted from 5 minutes
+/// later (the clock bound), so it never draws a day the earlier epoch may already have drawn.
 public struct Membership: Equatable, Sendable {
     public var joinedAt: Int64
     public var founder: Bool
+    public var inheritsFrom: CivilDate?
 
-    public init(joinedAt: Int64, founder: Bool) {
+    public init(joinedAt: Int64, founder: Bool, inheritsFrom: CivilDate? = nil) {
         self.joinedAt = joinedAt
         self.founder = founder
+        self.inheritsFrom = inheritsFrom
     }
 
-    var value: Value { .dictionary(["joinedAt": .int(joinedAt), "founder": .bool(founder)]) }
+    /// The first day this account draws an earlier epoch's slices. A record without the field (written
+    /// before epochs) falls back to two UTC days after `joinedAt`, later than the local day in any zone.
+    var inheritanceDay: CivilDate {
+        inheritsFrom ?? CivilDate(ordinal: (min(max(joinedAt, 0), 1 << 50) + HybridClock.defaultMaxForwardDriftMillis) / 86_400_000 + 2)
+    }
+
+    var value: Value {
+        var fields: [String: Value] = ["joinedAt": .int(joinedAt), "founder": .bool(founder)]
+        if let inheritsFrom { fields["inheritsFrom"] = .string(inheritsFrom.description) }
+        return .dictionary(fields)
+    }
 
     init?(_ value: Value) {
         guard case .dictionary(let d) = value, let joinedAt = d["joinedAt"]?.intValue else { return nil }
-        self.init(joinedAt: joinedAt, founder: d["founder"] == .bool(true))
+        self.init(joinedAt: joinedAt, founder: d["founder"] == .bool(true), inheritsFrom: d["inheritsFrom"]?.stringValue.flatMap(CivilDate.init(parsing:)))
     }
 }

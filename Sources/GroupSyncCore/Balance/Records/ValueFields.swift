@@ -14,7 +14,7 @@ extension Value {
         return nil
     }
 
-    var deviceID: DeviceID? { stringValue.flatMap { try? DeviceID(parsing: $0) } }
+    var account: BalanceAccount? { stringValue.flatMap(BalanceAccount.init(parsing:)) }
 }
 
 extension Dictionary where Key == String, Value == GroupSyncCore.Value {

@@ -68,6 +68,23 @@ import Testing
         #expect(empty == [7, 7, 0, 0, 0, 0])
     }
 
+    @Test func aBulkCatchUpBatchIsStoredUnlessTheConfigurationAllowsDeflatingIt() throws {
+        let batch = Self.benchLikeBatch(count: 500)
+        func payload(_ compression: ChangeBatchEncoder.Compression) -> [UInt8] {
+            var encoder = ChangeBatchEncoder(version: Self.v2, after: batch.after, compression: compression)
+            for change in batch.changes { _ = encoder.append(change) }
+            return encoder.payload(through: batch.through)
+        }
+        let stored = payload(.default), deflated = payload(.whenItPays(upToBodyBytes: .max))
+        #expect(try Self.bodyEncoding(stored) == MessageCodec.BodyEncoding.stored.rawValue)
+        #expect(try Self.bodyEncoding(deflated) == MessageCodec.BodyEncoding.deflate.rawValue)
+        // Even stored, the tables make it a third smaller than version 1.
+        #expect(stored.count * 3 < MessageCodec.payload(.changes(batch)).count * 2)
+        #expect(deflated.count * 10 < stored.count * 7)
+        #expect(try Self.decode(stored) == .changes(batch))
+        #expect(try Self.decode(deflated) == .changes(batch))
+    }
+
     @Test func theEncoderStopsAtItsBudgetAndLeavesTheBatchAsItWas() throws {
         let batch = Self.benchLikeBatch(count: 50)
         var encoder = ChangeBatchEncoder(version: Self.v2, after: batch.after, maxPayloadBytes: 1_000, compression: .never)

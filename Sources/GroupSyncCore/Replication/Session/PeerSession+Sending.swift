@@ -29,7 +29,8 @@ extension PeerSession {
     /// Sends the longest prefix of `changes` that fits in a frame, leaving out echoes and local-only suites,
     /// in the negotiated version's layout.
     private mutating func sendBatch(of changes: [Change]) throws(CloseReason) {
-        var batch = ChangeBatchEncoder(version: wireVersion, after: sendCursor, maxPayloadBytes: configuration.maxFrameBytes - Frame.typeBytes)
+        var batch = ChangeBatchEncoder(version: wireVersion, after: sendCursor, maxPayloadBytes: configuration.maxFrameBytes - Frame.typeBytes,
+                                       compression: configuration.compression)
         var through = sendCursor
         for change in changes {
             if echo.contains(change.sequence) || LocalSuites.isLocalOnly(change.entry.suite) {

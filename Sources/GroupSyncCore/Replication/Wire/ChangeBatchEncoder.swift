@@ -6,11 +6,18 @@
 /// differences from the change before, and deflates the body when that makes it shorter: a change then
 /// costs little more than its key and value.
 public struct ChangeBatchEncoder {
-    public enum Compression: Sendable {
-        /// Deflate the body when the result is shorter (version 2 only).
-        case whenItPays
+    public enum Compression: Sendable, Equatable {
+        /// Deflate a body of at most this many bytes when the result is shorter (version 2 only).
+        case whenItPays(upToBodyBytes: Int)
         /// Always send the body stored: for test vectors, whose deflated bytes depend on the zlib build.
         case never
+
+        /// Deflates live changes and delta catch-ups (100 changes of the benchmark are about 10 KB), at
+        /// zlib's default level, for a fraction of a millisecond. A bulk catch-up's batches (500 changes,
+        /// about 50 KB) go stored: deflate runs at about 40 MB/s on a small machine, which would double the
+        /// sender's CPU while both daemons share two cores; on a slow link, raise the bound
+        /// (`SessionConfiguration.compression`), and larger bodies are deflated at the fastest level.
+        public static let `default` = Compression.whenItPays(upToBodyBytes: 16 * 1024)
     }
 
     public let version: UInt32
@@ -39,14 +46,13 @@ public struct ChangeBatchEncoder {
     static let countBytes = 30
     /// Smaller bodies are sent stored: deflate's own overhead leaves nothing to gain.
     static let minCompressibleBytes = 64
-    /// Bodies up to this size (a delta catch-up, a live change) are deflated at zlib's default level, which
-    /// costs microseconds here; larger ones (a bulk catch-up) at the fastest level, which keeps the sender
-    /// ahead of a receiver that is busy writing its store. Measured in `Benchmarks/analysis.md` §3.
-    static let thoroughCompressionMaxBytes = 64 * 1024
+    /// Bodies up to this size are deflated at zlib's default level (about 0.3 ms for 10 KB here); larger
+    /// ones, when the configuration allows them, at the fastest level (a few percent larger, ~40% faster).
+    static let thoroughCompressionMaxBytes = 16 * 1024
 
     /// - Parameter maxPayloadBytes: the frame limit minus its type byte.
     public init(version: UInt32, after: Int64, maxPayloadBytes: Int = Frame.defaultMaxBytes - Frame.typeBytes,
-                compression: Compression = .whenItPays) {
+                compression: Compression = .default) {
         self.version = version
         self.after = after
         self.compression = compression
@@ -124,7 +130,7 @@ public struct ChangeBatchEncoder {
         body.writeVarint(UInt64(count))
         body.write(contentsOf: changes.bytes)
 
-        if compression == .whenItPays, body.count >= Self.minCompressibleBytes {
+        if case .whenItPays(let maxBytes) = compression, body.count >= Self.minCompressibleBytes, body.count <= maxBytes {
             var length = ByteWriter()
             length.writeVarint(UInt64(body.count))
             let level = body.count <= Self.thoroughCompressionMaxBytes ? RawDeflate.defaultLevel : RawDeflate.fastestLevel

@@ -175,23 +175,3 @@ enum LineSocket {
         FileDescriptorIO.writeAll(fd, Array((line + "\n").utf8))
     }
 }
-
-/// The CLI's side of the control socket.
-public enum ControlClient {
-    /// Sends one request; `nil` if no daemon answers on this home.
-    public static func request(home: Home, _ json: String) -> String? {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var address = UnixSocketAddress.make(home.path + "/control.sock")
-        guard address.isValid else { return nil }
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let connected = withUnsafePointer(to: &address.storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard connected == 0, LineSocket.writeLine(fd, json) else { return nil }
-        var reader = LineSocket.Reader(fd: fd)
-        return reader.next()
-    }
-}

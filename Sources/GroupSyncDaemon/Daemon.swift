@@ -135,7 +135,6 @@ public final class Daemon: @unchecked Sendable {
         listener?.close()
         watcher?.wake()
         control?.close()
-        committer.stop()
         notifications.stop()
         for connection in live { connection.stop(reason: "the device is shutting down") }
         for connection in live { connection.waitUntilFinished(millis: 2000) }

@@ -42,6 +42,13 @@ final class Condition: @unchecked Sendable {
         return try body()
     }
 
+    /// Runs `body` with the lock released; the caller holds the lock (inside `locked`) and holds it again after.
+    func unlocked<T>(_ body: () throws -> T) rethrows -> T {
+        pthread_mutex_unlock(&mutex)
+        defer { pthread_mutex_lock(&mutex) }
+        return try body()
+    }
+
     /// Waits (the caller holds the lock, via `locked`) until signalled. Idle threads wait this way, with no
     /// timeout, so an idle daemon is not woken by timers it does not need.
     func wait() { pthread_cond_wait(&condition, &mutex) }

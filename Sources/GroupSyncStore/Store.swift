@@ -85,6 +85,15 @@ public final class Store: ReplicaStore {
     // MARK: Remote entries
 
     /// Merges entries from a peer, in one transaction: all of them are durable together or none is.
+    ///
+    /// Durable when it returns (the session acknowledges the batch after that), but *visible* a little
+    /// earlier: the transaction commits without its own fsync, watchers are signalled, and only then is the
+    /// log synced. The sync then runs while the watchers read, which takes a whole disk flush off the
+    /// latency from a write on one device to an app seeing it on another. If power fails in between, the
+    /// batch is lost together with everything the log holds after it — the WAL's chained checksums keep
+    /// a prefix of transactions — including the watermark and any send horizon raised to forward it, so
+    /// the origin resends it and no peer trusts a history this store no longer has (PROTOCOL.md §6.3).
+    /// Local writes keep synchronous commits: they are acknowledged to apps, and their origin is here.
     public func apply(_ entries: [Entry]) throws(StoreError) -> ApplyResult {
         try apply(entries, physicalMillis: physicalClock())
     }
@@ -94,21 +103,24 @@ public final class Store: ReplicaStore {
             try Self.validate(suite: entry.suite, key: entry.key)
             if let value = entry.value, !value.isStorable { throw .invalidEntry("non-finite number in \(entry.suite)/\(entry.key)") }
         }
-        let result = try database.transaction(immediate: true) { () throws(StoreError) -> ApplyResult in
+        // Nothing to merge, nothing to commit: a peer's batch made only of our own echoes arrives empty, and
+        // an empty transaction would still cost a commit and a sync.
+        guard !entries.isEmpty else { return ApplyResult() }
+        let result = try database.unsyncedTransaction { () throws(StoreError) -> ApplyResult in
             var clock = HybridClock(last: try readClock(), maxForwardDriftMillis: maxForwardDriftMillis)
+            let clockBefore = clock.last
             var sequence = try lastSequence()
-            let result = try ApplyResult.merging(
-                entries, clock: &clock, physicalMillis: now,
-                current: { (entry) throws(StoreError) in try self.entry(suite: entry.suite, key: entry.key) },
-                write: { (entry) throws(StoreError) in
-                    sequence += 1
-                    return try self.insert(entry, at: sequence)
-                })
-            try writeClock(clock.last)
-            try writeMetaInt("seq", sequence)
+            let result = try ApplyResult.merging(entries, clock: &clock, physicalMillis: now) { (entry) throws(StoreError) -> Change? in
+                guard try self.insertIfWins(entry, at: sequence + 1) else { return nil }
+                sequence += 1
+                return Change(sequence: sequence, entry: entry)
+            }
+            if clock.last != clockBefore { try writeClock(clock.last) }
+            if !result.applied.isEmpty { try writeMetaInt("seq", sequence) }
             return result
         }
         if !result.applied.isEmpty { didCommit?() }
+        try database.syncWriteAheadLog()
         return result
     }
 
@@ -162,7 +174,7 @@ public final class Store: ReplicaStore {
 
     /// The entry for a key, tombstones included.
     public func entry(suite: String, key: String) throws(StoreError) -> Entry? {
-        let statement = try cached("SELECT value, hlc_wall, hlc_logical, origin FROM entries WHERE suite = ?1 AND key = ?2")
+        let statement = try prepared(&entryStatement, "SELECT value, hlc_wall, hlc_logical, origin FROM entries WHERE suite = ?1 AND key = ?2")
         defer { statement.reset() }
         statement.bind(1, suite)
         statement.bind(2, key)
@@ -184,13 +196,18 @@ public final class Store: ReplicaStore {
 
     /// Changes after `sequence`, oldest first, at most `limit`.
     public func changes(after sequence: Int64, limit: Int = 1000) throws(StoreError) -> [Change] {
-        let statement = try cached("SELECT value, hlc_wall, hlc_logical, origin, suite, key, seq FROM entries WHERE seq > ?1 ORDER BY seq LIMIT ?2")
+        let statement = try prepared(&changesStatement, "SELECT value, hlc_wall, hlc_logical, origin, suite, key, seq FROM entries WHERE seq > ?1 ORDER BY seq LIMIT ?2")
         defer { statement.reset() }
         statement.bind(1, sequence)
         statement.bind(2, Int64(limit))
         var changes: [Change] = []
+        // Consecutive changes mostly share their suite and writer: reuse the previous row's instead of
+        // allocating the same string and device ID again for every row.
+        var suite = ""
+        var origin: DeviceID?
         while try statement.step() {
-            let entry = try readEntry(statement, suite: statement.string(4), key: statement.string(5), firstColumn: 0)
+            if !statement.text(4, equals: suite) { suite = statement.string(4) }
+            let entry = try readEntry(statement, suite: suite, key: statement.string(5), firstColumn: 0, lastOrigin: &origin)
             changes.append(Change(sequence: statement.int64(6), entry: entry))
         }
         return changes
@@ -237,18 +254,28 @@ public final class Store: ReplicaStore {
     }
 
     public static func validate(suite: String, key: String) throws(StoreError) {
-        for (what, name) in [("suite", suite), ("key", key)] {
-            guard !name.isEmpty else { throw .invalidEntry("the \(what) name is empty") }
-            guard name.utf8.count <= maxNameBytes else { throw .invalidEntry("the \(what) name is longer than \(maxNameBytes) bytes") }
-            guard !name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
-                throw .invalidEntry("the \(what) name contains a control character")
-            }
+        try validate(name: suite, what: "suite")
+        try validate(name: key, what: "key")
+    }
+
+    private static func validate(name: String, what: String) throws(StoreError) {
+        guard !name.isEmpty else { throw .invalidEntry("the \(what) name is empty") }
+        guard name.utf8.count <= maxNameBytes else { throw .invalidEntry("the \(what) name is longer than \(maxNameBytes) bytes") }
+        // Byte by byte: in UTF-8 a byte below 0x80 is always a whole scalar, so this finds exactly the
+        // control scalars, without decoding every name of a 100k-entry catch-up into scalars.
+        guard !name.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
+            throw .invalidEntry("the \(what) name contains a control character")
         }
     }
 
     // MARK: Rows
 
     private var statements: [String: SQLiteStatement] = [:]
+    // The statements run once per entry, held rather than found by hashing their SQL text every time.
+    private var insertStatement: SQLiteStatement?
+    private var insertIfWinsStatement: SQLiteStatement?
+    private var entryStatement: SQLiteStatement?
+    private var changesStatement: SQLiteStatement?
 
     func cached(_ sql: String) throws(StoreError) -> SQLiteStatement {
         if let statement = statements[sql] { return statement }
@@ -257,7 +284,22 @@ public final class Store: ReplicaStore {
         return statement
     }
 
+    /// The statement held in `slot`, prepared on first use.
+    private func prepared(_ slot: inout SQLiteStatement?, _ sql: String) throws(StoreError) -> SQLiteStatement {
+        if let statement = slot { return statement }
+        let statement = try database.prepare(sql)
+        slot = statement
+        return statement
+    }
+
     private func readEntry(_ statement: SQLiteStatement, suite: String, key: String, firstColumn c: Int32) throws(StoreError) -> Entry {
+        var origin: DeviceID?
+        return try readEntry(statement, suite: suite, key: key, firstColumn: c, lastOrigin: &origin)
+    }
+
+    /// `lastOrigin` is reused when the row's origin holds the same bytes, and replaced when not.
+    private func readEntry(_ statement: SQLiteStatement, suite: String, key: String, firstColumn c: Int32,
+                           lastOrigin: inout DeviceID?) throws(StoreError) -> Entry {
         var value: Value?
         if !statement.isNull(c) {
             do { value = try ValueCodec.decode(statement.bytes(c)) } catch {
@@ -265,19 +307,53 @@ public final class Store: ReplicaStore {
             }
         }
         let hlc = HLC(wallMillis: statement.int64(c + 1), logical: UInt32(truncatingIfNeeded: statement.int64(c + 2)))
-        guard let origin = try? DeviceID(bytes: statement.bytes(c + 3)) else {
-            throw .corrupt(path: path, reason: "origin of \(suite)/\(key) is not a device ID")
+        if lastOrigin.map({ !statement.bytes(c + 3, equal: $0.bytes) }) ?? true {
+            guard let origin = try? DeviceID(bytes: statement.bytes(c + 3)) else {
+                throw .corrupt(path: path, reason: "origin of \(suite)/\(key) is not a device ID")
+            }
+            lastOrigin = origin
         }
+        guard let origin = lastOrigin else { throw .corrupt(path: path, reason: "origin of \(suite)/\(key) is not a device ID") }
         return Entry(suite: suite, key: key, value: value, version: Version(hlc: hlc, origin: origin))
     }
 
     /// Stores an entry at a sequence; the caller advances the stored sequence counter once per transaction.
     private func insert(_ entry: Entry, at sequence: Int64) throws(StoreError) -> Change {
-        let statement = try cached("""
+        let statement = try prepared(&insertStatement, """
             INSERT INTO entries(suite, key, value, hlc_wall, hlc_logical, origin, seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
             ON CONFLICT(suite, key) DO UPDATE SET value = excluded.value, hlc_wall = excluded.hlc_wall,
               hlc_logical = excluded.hlc_logical, origin = excluded.origin, seq = excluded.seq
             """)
+        bindEntry(entry, at: sequence, to: statement)
+        try statement.run(clearingBindings: false)
+        return Change(sequence: sequence, entry: entry)
+    }
+
+    /// Stores a remote entry at `sequence` if it wins over the stored one by last-writer-wins, deciding in SQL:
+    /// one statement per entry, and the stored entry is never read back or decoded. Returns whether it won.
+    ///
+    /// The `WHERE` is `LastWriterWins.wins` spelled over the columns: a greater version `(hlc_wall,
+    /// hlc_logical, origin)` wins (row values compare left to right; integers as numbers, the 32-byte origins
+    /// as `memcmp`, like `DeviceID`'s bytewise order); on equal versions a live value beats a tombstone, and
+    /// of two live values the greater encoding wins (blobs compare by `memcmp`, then length: Swift's
+    /// `lexicographicallyPrecedes`; the stored blob is `ValueCodec`'s canonical encoding, as the core
+    /// compares). `StoreMergeTests` checks it against the core on random and tied pairs.
+    func insertIfWins(_ entry: Entry, at sequence: Int64) throws(StoreError) -> Bool {
+        let statement = try prepared(&insertIfWinsStatement, """
+            INSERT INTO entries(suite, key, value, hlc_wall, hlc_logical, origin, seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+            ON CONFLICT(suite, key) DO UPDATE SET value = excluded.value, hlc_wall = excluded.hlc_wall,
+              hlc_logical = excluded.hlc_logical, origin = excluded.origin, seq = excluded.seq
+            WHERE (excluded.hlc_wall, excluded.hlc_logical, excluded.origin) > (entries.hlc_wall, entries.hlc_logical, entries.origin)
+               OR ((excluded.hlc_wall, excluded.hlc_logical, excluded.origin) = (entries.hlc_wall, entries.hlc_logical, entries.origin)
+                   AND excluded.value IS NOT NULL AND (entries.value IS NULL OR excluded.value > entries.value))
+            """)
+        bindEntry(entry, at: sequence, to: statement)
+        try statement.run(clearingBindings: false)
+        // 1 when inserted or updated; 0 when the conflict's WHERE kept the stored row.
+        return database.changes == 1
+    }
+
+    private func bindEntry(_ entry: Entry, at sequence: Int64, to statement: SQLiteStatement) {
         statement.bind(1, entry.suite)
         statement.bind(2, entry.key)
         statement.bind(3, entry.value.map(ValueCodec.encode))
@@ -285,8 +361,6 @@ public final class Store: ReplicaStore {
         statement.bind(5, Int64(entry.version.hlc.logical))
         statement.bind(6, entry.version.origin.bytes)
         statement.bind(7, sequence)
-        try statement.run()
-        return Change(sequence: sequence, entry: entry)
     }
 
     private func readClock() throws(StoreError) -> HLC {

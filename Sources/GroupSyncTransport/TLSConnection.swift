@@ -1,3 +1,4 @@
+import Glibc
 import COpenSSL
 import GroupSyncCore
 
@@ -183,6 +184,24 @@ public final class TLSConnection: Sendable {
             }
         }
     }
+
+    /// Whether `count` more bytes (plus TLS record overhead) fit in the socket's send buffer now, so that
+    /// `writeAll` of them will not wait for the peer. Lets a caller that must not block (it holds a lock the
+    /// reader needs) write a small frame itself instead of handing it to a writer thread.
+    public func hasRoomToWrite(_ count: Int) -> Bool {
+        guard let fd = try? session.socket.acquire() else { return false }
+        defer { session.socket.release() }
+        var unsent: Int32 = 0
+        var capacity: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        guard ioctl(fd, UInt(TIOCOUTQ), &unsent) == 0,
+              getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &capacity, &length) == 0 else { return false }
+        // The kernel counts its own bookkeeping in SO_SNDBUF (it reports twice what was asked): keep to half.
+        return Int(unsent) + count + Self.recordOverheadBytes <= Int(capacity) / 2
+    }
+
+    /// A generous bound on what TLS adds to a write of up to one record (header, tag, padding).
+    static let recordOverheadBytes = 1024
 
     /// Shuts the socket down in both directions without releasing it. Any thread blocked in `read` or `writeAll`
     /// returns with `connectionClosedLocally`. Use it to stop a connection's reader thread from elsewhere.

@@ -43,6 +43,38 @@ import GroupSyncCore
         #expect(try device.cli.run("list", "load").lines.count == clients * perClient)
         print("control socket: \(clients * perClient) acknowledged durable writes from \(clients) clients in \(String(format: "%.2f", seconds)) s (debug build)")
     }
+
+    /// Many writes in flight on one connection, from several clients at once: every one is answered, in
+    /// order, with its own sequence, and each answer means the write is there.
+    @Test func pipelinedWritesFromSeveralClientsAreAnsweredInOrder() throws {
+        let folder = TemporaryFolder()
+        let device = try TestDevice("a", in: folder)
+        try device.start()
+        let clients = 4, rounds = 20, window = 16
+        let failures = Counter()
+        let socketPath = device.cli.home + "/control.sock"
+        DispatchQueue.concurrentPerform(iterations: clients) { c in
+            guard let client = try? UnixClient(path: socketPath) else { failures.add(); return }
+            var lastSequence = 0
+            for round in 0..<rounds {
+                let lines = (0..<window).map { #"{"command":"set","suite":"pipe","key":"c\#(c)-\#(round)-\#($0)","type":"int","value":\#($0)}"# }
+                let answers = client.requests(lines)
+                guard answers.count == window else { failures.add(); return }
+                for answer in answers {
+                    // Sequences grow within a connection: the answers come back in the order of the requests.
+                    guard answer.contains(#""ok":true"#), let sequence = Self.sequence(in: answer), sequence > lastSequence else { failures.add(); continue }
+                    lastSequence = sequence
+                }
+            }
+        }
+        #expect(failures.value == 0)
+        #expect(try device.cli.run("list", "pipe").lines.count == clients * rounds * window)
+    }
+
+    private static func sequence(in answer: String) -> Int? {
+        guard let range = answer.range(of: #""sequence":"#) else { return nil }
+        return Int(answer[range.upperBound...].prefix { $0.isNumber })
+    }
 }
 
 final class Counter: @unchecked Sendable {
@@ -71,8 +103,22 @@ final class UnixClient {
     deinit { close(fd) }
 
     func request(_ line: String) -> String {
-        let bytes = Array((line + "\n").utf8)
-        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        requests([line])[0]
+    }
+
+    /// Sends the lines in one write (pipelined) and reads as many answers; "" for each one missing.
+    func requests(_ lines: [String]) -> [String] {
+        let bytes = Array((lines.joined(separator: "\n") + "\n").utf8)
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
+            if n <= 0 { return lines.map { _ in "" } }
+            written += n
+        }
+        return lines.map { _ in nextLine() }
+    }
+
+    private func nextLine() -> String {
         var chunk = [UInt8](repeating: 0, count: 4096)
         while !buffer.contains(10) {
             let n = read(fd, &chunk, chunk.count)

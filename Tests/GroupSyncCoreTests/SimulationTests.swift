@@ -36,10 +36,11 @@ import Testing
     }
 
     /// Found by the balance workload: a device whose store was moved aside writes its earned total afresh
-    /// from zero, and that newer, smaller total replaces the one its peers hold. Seed 743 of the default run
-    /// shows it; the fix (totals per store epoch) is a change of the balance key layout, not done yet.
+    /// from zero, and that newer, smaller total replaces the one its peers hold. Seed 33 of the default run
+    /// shows it (743 did until the sessions skipped echoes unread, which moved the timing of every run); the
+    /// fix (totals per store epoch) is a change of the balance key layout, not done yet.
     @Test func balanceTotalsSurviveAStoreMovedAside() {
-        let result = Simulator(seed: 743, workloads: [KeyValueWorkload(), BalanceWorkload(totalsSurviveStoreReset: true)]).run()
+        let result = Simulator(seed: 33, workloads: [KeyValueWorkload(), BalanceWorkload(totalsSurviveStoreReset: true)]).run()
         withKnownIssue("a store moved aside restarts the device's balance totals from zero (RELIABILITY.md)") {
             #expect(result.failures.isEmpty, "\(result.failures.prefix(2))")
         }

@@ -41,15 +41,22 @@ public struct ByteReader {
         return Int64(bitPattern: (raw >> 1) ^ (0 &- (raw & 1)))
     }
 
+    // Fixed-width numbers and strings are read in place, without copying their bytes into an array first:
+    // a catch-up decodes hundreds of thousands of them.
+
     public mutating func readUInt64() throws(DecodingError) -> UInt64 {
+        guard remaining >= 8 else { throw .truncated }
         var value: UInt64 = 0
-        for byte in try readBytes(8) { value = (value << 8) | UInt64(byte) }
+        for index in offset..<(offset + 8) { value = (value << 8) | UInt64(bytes[index]) }
+        offset += 8
         return value
     }
 
     public mutating func readUInt32() throws(DecodingError) -> UInt32 {
+        guard remaining >= 4 else { throw .truncated }
         var value: UInt32 = 0
-        for byte in try readBytes(4) { value = (value << 8) | UInt32(byte) }
+        for index in offset..<(offset + 4) { value = (value << 8) | UInt32(bytes[index]) }
+        offset += 4
         return value
     }
 
@@ -71,8 +78,13 @@ public struct ByteReader {
     }
 
     public mutating func readString() throws(DecodingError) -> String {
-        let raw = try readLengthPrefixed()
-        guard let string = String(validating: raw, as: UTF8.self) else { throw .malformed("string is not valid UTF-8") }
+        let count = try readLength()
+        let start = offset
+        offset += count
+        let string = bytes.withUnsafeBufferPointer { buffer in
+            String(validating: UnsafeBufferPointer(rebasing: buffer[start..<(start + count)]), as: UTF8.self)
+        }
+        guard let string else { throw .malformed("string is not valid UTF-8") }
         return string
     }
 }

@@ -9,7 +9,21 @@ extension ApplyResult {
         _ entries: [Entry], clock: inout HybridClock, physicalMillis: Int64,
         current: (Entry) throws(Failure) -> Entry?, write: (Entry) throws(Failure) -> Change
     ) throws(Failure) -> ApplyResult {
+        try merging(entries, clock: &clock, physicalMillis: physicalMillis) { (entry) throws(Failure) -> Change? in
+            LastWriterWins.wins(entry, over: try current(entry)) ? try write(entry) : nil
+        }
+    }
+
+    /// The same merge for a store that decides last-writer-wins and writes in one step (the SQLite store
+    /// does both in one SQL statement per entry, without reading the stored entry back into Swift).
+    /// `writeIfWins` must store the entry exactly when `LastWriterWins.wins(entry, over: stored)` holds,
+    /// returning its change, and otherwise change nothing and return `nil`.
+    public static func merging<Failure: Error>(
+        _ entries: [Entry], clock: inout HybridClock, physicalMillis: Int64,
+        writeIfWins: (Entry) throws(Failure) -> Change?
+    ) throws(Failure) -> ApplyResult {
         var result = ApplyResult()
+        result.applied.reserveCapacity(entries.count)
         for entry in entries {
             do throws(ClockError) {
                 try clock.observe(entry.version.hlc, physicalMillis: physicalMillis)
@@ -17,8 +31,8 @@ extension ApplyResult {
                 result.refused.append((entry, error))
                 continue
             }
-            if LastWriterWins.wins(entry, over: try current(entry)) {
-                result.applied.append(try write(entry))
+            if let change = try writeIfWins(entry) {
+                result.applied.append(change)
             } else {
                 result.superseded += 1
             }

@@ -62,10 +62,25 @@ final class SQLiteDatabase {
 
     /// A write transaction committed without its own fsync (`synchronous=NORMAL` for its commit), for
     /// bookkeeping whose loss only costs a resend: the WAL still orders it after every synced commit before it.
-    func unsyncedTransaction(_ body: () throws(StoreError) -> Void) throws(StoreError) {
+    func unsyncedTransaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
         try execute("PRAGMA synchronous=NORMAL")
         defer { try? execute("PRAGMA synchronous=FULL") }
-        try transaction(immediate: true, body)
+        return try transaction(immediate: true, body)
+    }
+
+    /// Makes every transaction committed so far durable: syncs the write-ahead log, through SQLite's own
+    /// file handle for it (what a `synchronous=FULL` commit does at its end). An unsynced commit followed
+    /// by this is as durable as a synced one; in between, other readers may already see it.
+    func syncWriteAheadLog() throws(StoreError) {
+        var file: UnsafeMutablePointer<sqlite3_file>?
+        let rc = sqlite3_file_control(handle, "main", SQLITE_FCNTL_JOURNAL_POINTER, &file)
+        guard rc == SQLITE_OK, let file, let methods = file.pointee.pMethods, let sync = methods.pointee.xSync else {
+            // No log open (never in WAL mode while a connection is open): fall back to a synced checkpoint.
+            try execute("PRAGMA wal_checkpoint(FULL)")
+            return
+        }
+        let synced = sync(file, SQLITE_SYNC_NORMAL)
+        guard synced == SQLITE_OK else { throw error(synced, "syncing the write-ahead log: \(String(cString: sqlite3_errstr(synced)))") }
     }
 
     /// Runs `body` in a transaction. `immediate` takes the write lock up front, so two writers never

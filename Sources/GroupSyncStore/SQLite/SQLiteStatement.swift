@@ -1,4 +1,5 @@
 import CSQLite
+import Glibc
 
 /// A prepared statement: bind, step, read columns. Reset after each use so it can be cached.
 final class SQLiteStatement {
@@ -32,15 +33,33 @@ final class SQLiteStatement {
         }
     }
 
-    /// Runs a statement that returns no rows, then resets it.
-    func run() throws(StoreError) {
-        defer { reset() }
+    /// Runs a statement that returns no rows, then resets it. A statement whose every parameter is bound
+    /// before each run may keep its bindings (`clearingBindings: false`): clearing frees copies that the next
+    /// run's binds would replace anyway.
+    func run(clearingBindings: Bool = true) throws(StoreError) {
+        defer { reset(clearingBindings: clearingBindings) }
         _ = try step()
     }
 
-    func reset() {
+    func reset(clearingBindings: Bool = true) {
         sqlite3_reset(statement)
-        sqlite3_clear_bindings(statement)
+        if clearingBindings { sqlite3_clear_bindings(statement) }
+    }
+
+    /// Whether a blob column holds exactly `bytes`, compared in place.
+    func bytes(_ column: Int32, equal bytes: [UInt8]) -> Bool {
+        let count = Int(sqlite3_column_bytes(statement, column))
+        guard count == bytes.count else { return false }
+        guard count > 0, let blob = sqlite3_column_blob(statement, column) else { return true }
+        return bytes.withUnsafeBytes { memcmp($0.baseAddress!, blob, count) == 0 }
+    }
+
+    /// Whether a text column holds exactly `string`'s UTF-8, compared in place.
+    func text(_ column: Int32, equals string: String) -> Bool {
+        guard let text = sqlite3_column_text(statement, column) else { return string.isEmpty }
+        let count = Int(sqlite3_column_bytes(statement, column))
+        var string = string
+        return string.withUTF8 { utf8 in utf8.count == count && (count == 0 || memcmp(utf8.baseAddress!, text, count) == 0) }
     }
 
     func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }

@@ -27,6 +27,19 @@ struct EchoFilter: Sendable {
         return index < sequences.count && sequences[index] == sequence
     }
 
+    /// The end of the run of recorded positions right after `sequence` (`sequence` itself when the next
+    /// position is not recorded). Every position in the run is an echo whatever it holds now — the entry the
+    /// peer sent, or nothing, if a later write moved the key on — so a sender can skip the run unread.
+    func runEnd(after sequence: Int64) -> Int64 {
+        var index = insertionIndex(sequence + 1)
+        var end = sequence
+        while index < sequences.count, sequences[index] == end + 1 {
+            end += 1
+            index += 1
+        }
+        return end
+    }
+
     /// Drops positions up to `sequence`: the send cursor has passed them.
     mutating func forget(through sequence: Int64) {
         sequences.removeFirst(insertionIndex(sequence + 1))

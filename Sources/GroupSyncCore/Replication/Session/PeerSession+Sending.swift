@@ -8,30 +8,35 @@ extension PeerSession {
         guard phase == .established else { return }
         guard store.storeID == localStoreID else { throw .storeReplaced(was: localStoreID, now: store.storeID) }
         while batchesInFlight < configuration.maxBatchesInFlight {
+            // The peer's own entries right after the cursor are echoes: skipped unread (during a catch-up from
+            // the peer that is every entry we store, and reading each one back would cost as much as storing it).
+            let echoesThrough = echo.runEnd(after: sendCursor)
             let changes = try storeCall("reading changes") { () throws(S.Failure) in
-                try store.changes(after: sendCursor, limit: configuration.batchSize)
+                try store.changes(after: echoesThrough, limit: configuration.batchSize)
             }
             // The first batch goes out even when empty: it tells the peer our store epoch and that it is current.
-            guard !changes.isEmpty || !sentFirstBatch else { break }
-            if let last = changes.last?.sequence, last > sendHorizon {
+            guard !changes.isEmpty || echoesThrough > sendCursor || !sentFirstBatch else { break }
+            let reach = changes.last?.sequence ?? echoesThrough
+            if reach > sendCursor, reach > sendHorizon {
                 // Record how far we may send before sending it. Raised to the head in one step, so a long
                 // catch-up writes it once, not per batch.
                 let head = try storeCall("reading the last sequence") { () throws(S.Failure) in try store.lastSequence() }
                 try storeCall("saving the send horizon") { () throws(S.Failure) in try store.setSendHorizon(head, peer: peer) }
                 sendHorizon = head
             }
-            try sendBatch(of: changes)
+            try sendBatch(of: changes, skippedEchoesThrough: echoesThrough)
         }
         let head = try storeCall("reading the last sequence") { () throws(S.Failure) in try store.lastSequence() }
         pendingCount = unacknowledged.reduce(0) { $0 + $1.count } + Int(max(0, head - sendCursor))
     }
 
     /// Sends the longest prefix of `changes` that fits in a frame, leaving out echoes and local-only suites,
-    /// in the negotiated version's layout.
-    private mutating func sendBatch(of changes: [Change]) throws(CloseReason) {
+    /// in the negotiated version's layout. `changes` start after `skippedEchoesThrough`: the batch covers the
+    /// echoes between the cursor and there.
+    private mutating func sendBatch(of changes: [Change], skippedEchoesThrough: Int64) throws(CloseReason) {
         var batch = ChangeBatchEncoder(version: wireVersion, after: sendCursor, maxPayloadBytes: configuration.maxFrameBytes - Frame.typeBytes,
                                        compression: configuration.compression)
-        var through = sendCursor
+        var through = skippedEchoesThrough
         for change in changes {
             if echo.contains(change.sequence) || LocalSuites.isLocalOnly(change.entry.suite) {
                 through = change.sequence

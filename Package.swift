@@ -15,9 +15,12 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CNotify", pkgConfig: "libnotify", providers: [.apt(["libnotify-dev"])]),
+        // Raw deflate for protocol version 2's `changes` bodies: pure computation, so the core may use it.
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
 
-        // Pure, deterministic: values, clocks, merge rules, device IDs, JSON. No sockets, files or wall clocks.
-        .target(name: "GroupSyncCore"),
+        // Pure, deterministic: values, clocks, merge rules, device IDs, JSON, the wire codec. No sockets, files or
+        // wall clocks. Its one C dependency, zlib, only computes (deflate of `changes` bodies, `Wire/RawDeflate`).
+        .target(name: "GroupSyncCore", dependencies: ["CZlib"]),
         // SQLite shell: the durable, multi-process App Group store.
         .target(name: "GroupSyncStore", dependencies: ["GroupSyncCore", "CSQLite"]),
         // OpenSSL shell: device certificates and mutually authenticated TLS 1.3.

@@ -2,7 +2,8 @@
 # Installs the Debian packages GroupSync builds and tests with, if any is missing.
 # The Swift toolchain itself is expected on PATH (swift 6.x).
 set -euo pipefail
-packages=(libsqlite3-dev libssl-dev libnotify-dev pkg-config openssl procps dbus python3-dbus python3-gi python3 iproute2 iptables)
+# zlib1g-dev: protocol version 2 deflates `changes` bodies (Sources/CZlib, Protocol/PROTOCOL.md §5.2).
+packages=(zlib1g-dev libsqlite3-dev libssl-dev libnotify-dev pkg-config openssl procps dbus python3-dbus python3-gi python3 iproute2 iptables)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

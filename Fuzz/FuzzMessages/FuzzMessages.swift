@@ -1,8 +1,9 @@
 import GroupSyncCore
 
 /// libFuzzer target: the message parser and the handshake. The input is a byte stream from a peer: every
-/// frame in it is decoded (a message must survive re-encoding), and the whole stream is fed to a real
-/// `PeerSession` over an in-memory store, from its first `hello` on. Nothing may trap; a session may only
+/// frame in it is decoded in every protocol version (a message must survive re-encoding in that version,
+/// deflated or not), and the whole stream is fed to a real `PeerSession` over an in-memory store, from its
+/// first `hello` on (which picks the version the rest is read in). Nothing may trap; a session may only
 /// end with a reason.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzMessages(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
@@ -10,9 +11,11 @@ public func fuzzMessages(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     var decoder = FrameDecoder()
     if let frames = try? decoder.feed(bytes) {
         for frame in frames {
-            guard let message = (try? MessageCodec.decode(frame)) ?? nil else { continue }
-            let again = try? MessageCodec.decode(MessageCodec.frame(message))
-            precondition(again == message, "\(message.type) does not survive a round trip")
+            for version in ProtocolVersion.supported {
+                guard let message = (try? MessageCodec.decode(frame, version: version)) ?? nil else { continue }
+                let again = try? MessageCodec.decode(MessageCodec.frame(message, version: version), version: version)
+                precondition(again == message, "\(message.type) does not survive a round trip in version \(version)")
+            }
         }
     }
 

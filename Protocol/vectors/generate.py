@@ -7,6 +7,7 @@ same bytes and their decoder the same meaning. Run it only to add vectors; never
 """
 import json
 import struct
+import zlib
 from pathlib import Path
 
 # ---- primitives -------------------------------------------------------------------------------
@@ -194,6 +195,107 @@ INVALID_FRAMES = [
     ("a good frame, then an oversize header", frame(3, b"\x01").hex() + "7fffffff", "oversize", 1),
 ]
 
+# ---- version 2: compact `changes` (PROTOCOL.md §5.2.2) -----------------------------------------
+
+def compact_body(m, extra_suites=()):
+    """Tables in order of first use (a writer's choice; readers accept any order), then the changes."""
+    suites, origins = list(extra_suites), []
+    for c in m["changes"]:
+        if c["suite"] not in suites: suites.append(c["suite"])
+        if c["origin"] not in origins: origins.append(c["origin"])
+    out = varint(len(suites)) + b"".join(string(x) for x in suites)
+    out += varint(len(origins)) + b"".join(bytes.fromhex(o) for o in origins)
+    out += varint(len(m["changes"]))
+    previous_sequence, previous_wall = m["after"], 0
+    for c in m["changes"]:
+        out += varint(c["sequence"] - previous_sequence - 1) + varint(suites.index(c["suite"])) + string(c["key"])
+        out += zigzag(c["hlcWall"] - previous_wall) + varint(c["hlcLogical"]) + varint(origins.index(c["origin"]))
+        out += b"\x00" if c.get("tombstone") else value(c["value"])
+        previous_sequence, previous_wall = c["sequence"], c["hlcWall"]
+    return out
+
+def raw_deflate(data, level=6):
+    compressor = zlib.compressobj(level, zlib.DEFLATED, -15)
+    return compressor.compress(data) + compressor.flush()
+
+def compact_stored(m, body=None):
+    return varint(m["after"]) + varint(m["through"]) + b"\x00" + (compact_body(m) if body is None else body)
+
+def compact_deflated(m, level=6, body=None, declared=None):
+    body = compact_body(m) if body is None else body
+    return (varint(m["after"]) + varint(m["through"]) + b"\x01" + varint(len(body) if declared is None else declared)
+            + raw_deflate(body, level))
+
+def text(i):
+    return {"string": "usage of app %d today: %d minutes, limit 90, last opened at 21:%02d" % (i, 3 * i, i)}
+
+COMPACT_ONE = {"type": "changes", "after": 0, "through": 3, "changes": [
+    {"sequence": 1, "suite": "group.app", "key": "balance", "hlcWall": 1732886400000, "hlcLogical": 3,
+     "origin": ORIGIN_A, "value": {"double": 12.25}},
+    {"sequence": 3, "suite": "group.app", "key": "gone", "hlcWall": 1732886400001, "hlcLogical": 0,
+     "origin": ORIGIN_B, "tombstone": True},
+]}
+COMPACT_TWO_SUITES = {"type": "changes", "after": 40, "through": 50, "changes": [
+    {"sequence": 41, "suite": "group.app", "key": "a", "hlcWall": 1732886400000, "hlcLogical": 0, "origin": ORIGIN_A, "value": {"int": 1}},
+    {"sequence": 42, "suite": "group.other", "key": "b", "hlcWall": 1732886399000, "hlcLogical": 7, "origin": ORIGIN_A, "value": {"bool": True}},
+    {"sequence": 50, "suite": "group.app", "key": "c", "hlcWall": 1732886400500, "hlcLogical": 0, "origin": ORIGIN_B, "value": {"string": "é"}},
+]}
+COMPACT_MANY = {"type": "changes", "after": 1000, "through": 1040, "changes": [
+    {"sequence": 1001 + i, "suite": "group.com.example.usage", "key": "app.%d.minutes" % i, "hlcWall": 1732886400000 + 3 * i,
+     "hlcLogical": i % 2, "origin": ORIGIN_A, "value": text(i)} for i in range(40)
+]}
+
+COMPACT_MESSAGES = [
+    ("changes, empty (first batch of an up-to-date sender)", {"type": "changes", "after": 7, "through": 7, "changes": []}),
+    ("changes, all entries filtered as echoes", {"type": "changes", "after": 7, "through": 9, "changes": []}),
+    ("changes with a value and a tombstone, two origins", COMPACT_ONE),
+    ("changes from two suites, a wall time that goes back, a gap", COMPACT_TWO_SUITES),
+    ("forty changes of one suite and origin", COMPACT_MANY),
+]
+
+COMPACT_DECODE_ONLY = [
+    ("deflated at level 6", compact_deflated(COMPACT_MANY), COMPACT_MANY),
+    ("deflated at level 1 (any level decodes the same)", compact_deflated(COMPACT_MANY, level=1), COMPACT_MANY),
+    ("deflated at level 9, a small batch", compact_deflated(COMPACT_TWO_SUITES, level=9), COMPACT_TWO_SUITES),
+    ("a suite listed but not used", compact_stored(COMPACT_ONE, compact_body(COMPACT_ONE, extra_suites=["unused"])), COMPACT_ONE),
+]
+
+one = lambda **f: {"type": "changes", "after": 0, "through": 9, "changes": [{**entry(1), **f}]}
+ONE = one()
+MANY_BODY = compact_body(COMPACT_MANY)
+head = varint(0) + varint(9)
+ORIGIN_A_BYTES = bytes.fromhex(ORIGIN_A)
+def body_of(changes_bytes, suites=("s",), origins=(ORIGIN_A_BYTES,), count=1):
+    return (varint(len(suites)) + b"".join(string(x) for x in suites) + varint(len(origins)) + b"".join(origins)
+            + varint(count) + changes_bytes)
+plain_change = varint(0) + varint(0) + string("k") + zigzag(1) + varint(0) + varint(0) + value({"int": 1})
+assert body_of(plain_change) == compact_body(ONE)
+bomb = raw_deflate(bytes(1 << 20), 9)  # a megabyte of zeros in about a kilobyte
+
+COMPACT_INVALID = [
+    ("body encoding 2 is unknown", head + b"\x02" + compact_body(ONE), "malformed"),
+    ("changes ending before they start", varint(5) + varint(4) + b"\x00" + body_of(b"", count=0), "malformed"),
+    ("stored body with a byte after the changes", compact_stored(ONE) + b"\x00", "malformed"),
+    ("stored body cut short", compact_stored(ONE)[:-1], "malformed"),
+    ("deflated body declaring 0 bytes", head + b"\x01" + varint(0) + raw_deflate(b""), "malformed"),
+    ("deflated body declaring more than the 4 MiB frame limit, refused before inflating", head + b"\x01" + varint(4 * 1024 * 1024 + 1) + bomb, "malformed"),
+    ("a bomb: a megabyte of zeros declared as 1000 bytes", head + b"\x01" + varint(1000) + bomb, "malformed"),
+    ("a deflated body that inflates to fewer bytes than declared", compact_deflated(COMPACT_MANY, declared=len(MANY_BODY) + 1), "malformed"),
+    ("a deflated body cut short", compact_deflated(COMPACT_MANY)[:-2], "malformed"),
+    ("a byte after the deflate stream", compact_deflated(COMPACT_MANY) + b"\x00", "malformed"),
+    ("not a deflate stream (reserved block type)", head + b"\x01" + varint(10) + bytes.fromhex("ffffffff"), "malformed"),
+    ("deflated body with a byte after the changes", head + b"\x01" + varint(len(compact_body(ONE)) + 1) + raw_deflate(compact_body(ONE) + b"\x00"), "malformed"),
+    ("suite index beyond the table", head + b"\x00" + body_of(varint(0) + varint(1) + plain_change[2:]), "malformed"),
+    ("origin index beyond the table", head + b"\x00" + body_of(plain_change[:-3] + varint(1) + value({"int": 1})), "malformed"),
+    ("origin count beyond the payload", head + b"\x00" + varint(1) + string("s") + varint(1000) + ORIGIN_A_BYTES, "malformed"),
+    ("a short origin in the table", head + b"\x00" + varint(1) + string("s") + varint(1) + bytes(31), "malformed"),
+    ("change count beyond the payload", head + b"\x00" + body_of(b"", count=1000), "malformed"),
+    ("sequence gap beyond the batch end", head + b"\x00" + body_of(varint(9) + plain_change[1:]), "malformed"),
+    ("second change beyond the batch end", head + b"\x00" + body_of(plain_change + varint(8) + plain_change[1:], count=2), "malformed"),
+    ("a wall time difference that makes it negative", head + b"\x00" + body_of(varint(0) + varint(0) + string("k") + zigzag(-1) + plain_change[-4:]), "malformed"),
+    ("a 33-bit logical counter", head + b"\x00" + body_of(varint(0) + varint(0) + string("k") + zigzag(1) + varint(2**32) + varint(0) + value({"int": 1})), "malformed"),
+]
+
 def write(name, document):
     path = Path(__file__).with_name(name)
     path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -216,4 +318,13 @@ write("frames.json", {
     "maxFrameBytes": 4 * 1024 * 1024,
     "valid": [{"name": n, "hex": h.hex(), "frames": [{"type": t, "payload": p} for t, p in fs]} for n, h, fs in FRAMES],
     "invalid": [{"name": n, "hex": h, "error": e, "framesBefore": k} for n, h, e, k in INVALID_FRAMES],
+})
+write("messages-v2.json", {
+    "description": "Protocol version 2 `changes` frames (PROTOCOL.md §5.2.2); every other message is as in messages.json. "
+                   "'valid' are stored bodies: they must decode to the meaning and, encoded without compression, give the same "
+                   "bytes. 'decodeOnly' must decode to the meaning (deflated bytes depend on the compressor, so they are not "
+                   "canonical). 'invalid' must be refused as malformed, with a 4 MiB frame limit.",
+    "valid": [{"name": n, "hex": frame(2, compact_stored(m)).hex(), "message": m} for n, m in COMPACT_MESSAGES],
+    "decodeOnly": [{"name": n, "hex": frame(2, p).hex(), "message": m} for n, p, m in COMPACT_DECODE_ONLY],
+    "invalid": [{"name": n, "hex": frame(2, p).hex(), "error": e} for n, p, e in COMPACT_INVALID],
 })

@@ -18,6 +18,14 @@ static inline int gs_SSL_CTX_set_tls13_only(SSL_CTX *ctx) {
         && (int)SSL_CTX_set_max_proto_version(ctx, TLS1_3_VERSION);
 }
 
+// Device certificates are Ed25519 and every GroupSync peer speaks X25519, so the handshake offers only
+// those: the ClientHello and the CertificateRequest stop listing two dozen algorithms no peer will use,
+// which saves about 75 bytes per connection and leaves nothing else to negotiate.
+static inline int gs_SSL_CTX_offer_only_ed25519_and_x25519(SSL_CTX *ctx) {
+    return (int)SSL_CTX_set1_sigalgs_list(ctx, "ed25519")
+        && (int)SSL_CTX_set1_groups_list(ctx, "X25519");
+}
+
 // Session resumption would let a peer skip certificate verification on a later handshake,
 // so a peer removed from the allow-list could come back. Turn every form of it off.
 static inline void gs_SSL_CTX_disable_resumption(SSL_CTX *ctx) {

@@ -207,29 +207,24 @@ final class PeerConnection: @unchecked Sendable {
         }
     }
 
+    /// Small frames of one event (a ping and the first batch, an ack and a pong) leave in one write: each
+    /// write is a TLS record of its own, 22 bytes of overhead, and a reconnect sends a handful of them.
+    static let gatherBytes = 16 * 1024
+
     private func perform(_ outputs: [SessionOutput]) {
+        var gathered: [UInt8] = []
         for output in outputs {
             switch output {
             case .send(let bytes):
-                if writeDirectly(bytes) { continue }
-                let overflow = outbound.locked { () -> Bool in
-                    guard !closeAfterQueue else { return false }
-                    queuedBytes += bytes.count + Self.frameOverheadBytes
-                    guard queuedBytes <= Self.maxQueuedBytes else {
-                        queue.removeAll()
-                        queuedBytes = 0
-                        closeAfterQueue = true
-                        return true
-                    }
-                    queue.append(bytes)
-                    return false
+                if !gathered.isEmpty && gathered.count + bytes.count > Self.gatherBytes {
+                    enqueue(gathered)
+                    gathered = []
                 }
-                outbound.broadcast()
-                if overflow {
-                    log.write("event=peer-not-reading peer=\(peer.short) queued_bytes_limit=\(Self.maxQueuedBytes) action=disconnect")
-                    transport.shutdown()
-                }
+                // A large frame (a catch-up batch) fills its records anyway: queued as it is, not copied.
+                if bytes.count > Self.gatherBytes { enqueue(bytes) } else { gathered.append(contentsOf: bytes) }
             case .close(let reason):
+                if !gathered.isEmpty { enqueue(gathered) }
+                gathered = []
                 log.write("event=session-closed peer=\(peer.short) reason=\"\(reason)\"")
                 outbound.locked { closeAfterQueue = true }
                 outbound.broadcast()
@@ -240,6 +235,30 @@ final class PeerConnection: @unchecked Sendable {
                 // change to the other peers' sessions).
                 break
             }
+        }
+        if !gathered.isEmpty { enqueue(gathered) }
+    }
+
+    /// Writes bytes at once when that cannot block (`writeDirectly`), else queues them for the writer, or
+    /// cuts off a peer that does not read.
+    private func enqueue(_ bytes: [UInt8]) {
+        if writeDirectly(bytes) { return }
+        let overflow = outbound.locked { () -> Bool in
+            guard !closeAfterQueue else { return false }
+            queuedBytes += bytes.count + Self.frameOverheadBytes
+            guard queuedBytes <= Self.maxQueuedBytes else {
+                queue.removeAll()
+                queuedBytes = 0
+                closeAfterQueue = true
+                return true
+            }
+            queue.append(bytes)
+            return false
+        }
+        outbound.broadcast()
+        if overflow {
+            log.write("event=peer-not-reading peer=\(peer.short) queued_bytes_limit=\(Self.maxQueuedBytes) action=disconnect")
+            transport.shutdown()
         }
     }
 }

@@ -30,6 +30,7 @@ public final class TLSContext: @unchecked Sendable {
             return .tlsSetupFailed(detail: "\(step): \(OpenSSLSupport.drainErrors())")
         }
         guard gs_SSL_CTX_set_tls13_only(ctx) == 1 else { throw fail("TLS 1.3") }
+        guard gs_SSL_CTX_offer_only_ed25519_and_x25519(ctx) == 1 else { throw fail("Ed25519 and X25519") }
         gs_SSL_CTX_disable_resumption(ctx)
 
         let cert: OpaquePointer, key: OpaquePointer

@@ -41,8 +41,10 @@ import Testing
         for (name, bytes) in Self.inputs("FuzzMessages") {
             var decoder = FrameDecoder()
             for frame in (try? decoder.feed(bytes)) ?? [] {
-                guard let message = (try? MessageCodec.decode(frame)) ?? nil else { continue }
-                #expect((try? MessageCodec.decode(MessageCodec.frame(message))) == message, "\(name)")
+                for version in ProtocolVersion.supported {
+                    guard let message = (try? MessageCodec.decode(frame, version: version)) ?? nil else { continue }
+                    #expect((try? MessageCodec.decode(MessageCodec.frame(message, version: version), version: version)) == message, "\(name) v\(version)")
+                }
             }
             let now: Int64 = 1_732_886_400_000
             let store = MemoryReplicaStore(device: ReplicationFixtures.device(1), storeID: "fuzz-store")

@@ -128,7 +128,9 @@ final class ReplicationNetwork {
             case .send(let bytes):
                 link.inFlight[1 - side].append(bytes)
                 let frame = Frame(type: bytes[4], payload: Array(bytes[5...]))
-                if let message = try? MessageCodec.decode(frame) {
+                // `changes` is laid out in the version the sending session negotiated.
+                let version = link.sessions[side]?.negotiatedVersion ?? ProtocolVersion.original
+                if let message = try? MessageCodec.decode(frame, version: version) {
                     link.framesSent[side].append(message)
                     if case .changes(let batch) = message { link.entriesDelivered[1 - side] += batch.changes.count }
                 }

@@ -445,19 +445,21 @@ import Testing
 
     @Test func versionMismatchEndsBothSides() {
         var future = SessionConfiguration()
-        future.versions = 2...3
+        future.versions = 3...4
+        var old = SessionConfiguration()
+        old.versions = 1...1
         let net = ReplicationNetwork()
         let a = net.addNode("a"), b = net.addNode("b")
         let link = net.link(a, b, configuration: future)
         link.configuration = future
         net.connect(link)
-        // Put an ordinary version-1 session on b's side.
-        link.sessions[1] = PeerSession(peer: a.device, deviceName: "b")
+        // Put a version-1-only session on b's side.
+        link.sessions[1] = PeerSession(peer: a.device, deviceName: "b", configuration: old)
         link.inFlight[0] = []
         net.route(link.sessions[1]!.start(nowMillis: net.now, store: b.store), from: 1, on: link)
         net.runUntilQuiet()
-        #expect(link.closeReasons[0] == [.versionMismatch(local: 2...3, peer: 1...1)])
-        #expect(link.closeReasons[1] == [.versionMismatch(local: 1...1, peer: 2...3)])
+        #expect(link.closeReasons[0] == [.versionMismatch(local: 3...4, peer: 1...1)])
+        #expect(link.closeReasons[1] == [.versionMismatch(local: 1...1, peer: 3...4)])
     }
 
     @Test func aFailingStoreEndsTheSession() {
@@ -489,7 +491,7 @@ import Testing
         let status = link.sessions[0]!.status
         #expect(status.peer == b.device)
         #expect(status.peerName == "b")
-        #expect(status.negotiatedVersion == 1)
+        #expect(status.negotiatedVersion == ProtocolVersion.compactBatches)
         #expect(status.isEstablished && status.isConnected)
         #expect(status.clockOffsetMillis == 1_000)
         #expect(status.pendingCount == 0)

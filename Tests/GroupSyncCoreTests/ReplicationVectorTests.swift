@@ -74,12 +74,50 @@ import Testing
         }
     }
 
+    /// Version 2 `changes`: stored bodies are canonical (this encoder, with compression off, writes exactly
+    /// them); deflated ones only decode, since another deflater may choose other bytes.
+    @Test func compactMessages() throws {
+        let version = ProtocolVersion.compactBatches
+        let document = try Self.load("messages-v2.json")
+        let valid = Self.list(document, "valid"), decodeOnly = Self.list(document, "decodeOnly"), invalid = Self.list(document, "invalid")
+        #expect(valid.count >= 5 && decodeOnly.count >= 3 && invalid.count >= 15)
+        for vector in valid {
+            let name = try vector.string("name"), bytes = try vector.hex("hex")
+            guard case .changes(let batch)? = try Self.message(try vector.dictionary("message")) else { throw VectorError("\(name): not changes") }
+            var encoder = ChangeBatchEncoder(version: version, after: batch.after, compression: .never)
+            for change in batch.changes {
+                let fits = encoder.append(change)
+                #expect(fits, "\(name)")
+            }
+            #expect(Frame(type: MessageType.changes.rawValue, payload: encoder.payload(through: batch.through)).encoded == bytes, "\(name): encoding")
+            #expect(try Self.decodeFrame(bytes, version: version) == .changes(batch), "\(name): decoding")
+            // And whatever this encoder sends by default decodes to the same batch.
+            #expect(try Self.decodeFrame(MessageCodec.encode(.changes(batch), version: version), version: version) == .changes(batch), "\(name): default encoding")
+        }
+        for vector in decodeOnly {
+            let name = try vector.string("name")
+            #expect(try Self.decodeFrame(try vector.hex("hex"), version: version) == (try Self.message(try vector.dictionary("message"))), "\(name)")
+        }
+        for vector in invalid {
+            let name = try vector.string("name")
+            do {
+                let message = try Self.decodeFrame(try vector.hex("hex"), version: version)
+                Issue.record("\(name): decoded \(String(describing: message)) but must be refused")
+            } catch let error as MessageError {
+                guard case .malformed(.changes, _) = error else {
+                    Issue.record("\(name): refused as \(error), not as a malformed changes message")
+                    continue
+                }
+            }
+        }
+    }
+
     /// Splits the bytes with the real frame decoder: a vector is exactly one frame.
-    static func decodeFrame(_ bytes: [UInt8]) throws -> Message? {
+    static func decodeFrame(_ bytes: [UInt8], version: UInt32 = ProtocolVersion.original) throws -> Message? {
         var decoder = FrameDecoder()
         let frames = try decoder.feed(bytes)
         guard frames.count == 1, decoder.bufferedByteCount == 0 else { throw VectorError("not exactly one frame") }
-        return try MessageCodec.decode(frames[0])
+        return try MessageCodec.decode(frames[0], version: version)
     }
 
     // MARK: Frames

@@ -50,9 +50,14 @@ enum Seeding {
     }
 
     /// Marks two stores as having read each other's whole history, as after a completed sync: the next
-    /// session between them sends only what changes from here on.
+    /// session between them sends only what changes from here on. A completed sync also leaves each
+    /// sender's send horizon at its head; without it the first session takes the peer's resume point for
+    /// a rewound history and resends everything (PROTOCOL.md §6.3), which landed in the "empty
+    /// reconnect" rounds.
     static func markInSync(_ a: (BenchDevice, Store), _ b: (BenchDevice, Store)) throws {
         try a.1.setWatermark(Watermark(storeID: b.1.storeID, sequence: try b.1.lastSequence()), peer: b.0.id)
         try b.1.setWatermark(Watermark(storeID: a.1.storeID, sequence: try a.1.lastSequence()), peer: a.0.id)
+        try a.1.setSendHorizon(try a.1.lastSequence(), peer: b.0.id)
+        try b.1.setSendHorizon(try b.1.lastSequence(), peer: a.0.id)
     }
 }

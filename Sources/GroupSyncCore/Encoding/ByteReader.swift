@@ -67,6 +67,12 @@ public struct ByteReader {
         return Int(length)
     }
 
+    /// Everything not read yet, without copying; the reader is then at its end.
+    public mutating func readRemaining() -> ArraySlice<UInt8> {
+        defer { offset = bytes.count }
+        return bytes[offset...]
+    }
+
     public mutating func readLengthPrefixed() throws(DecodingError) -> [UInt8] {
         try readBytes(try readLength())
     }

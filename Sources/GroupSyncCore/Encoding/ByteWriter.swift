@@ -4,6 +4,11 @@ public struct ByteWriter: Sendable {
 
     public init(reservingCapacity capacity: Int = 0) { bytes.reserveCapacity(capacity) }
 
+    public var count: Int { bytes.count }
+
+    /// Drops what was written after the first `count` bytes: undoes an append that turned out not to fit.
+    public mutating func truncate(to count: Int) { bytes.removeSubrange(count...) }
+
     public mutating func write(_ byte: UInt8) { bytes.append(byte) }
     public mutating func write<S: Sequence>(contentsOf sequence: S) where S.Element == UInt8 { bytes.append(contentsOf: sequence) }
 

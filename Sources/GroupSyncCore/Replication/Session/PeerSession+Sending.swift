@@ -30,37 +30,33 @@ extension PeerSession {
         pendingCount = unacknowledged.reduce(0) { $0 + $1.count } + Int(max(0, head - sendCursor))
     }
 
-    /// Sends the longest prefix of `changes` that fits in a frame, leaving out echoes and local-only suites.
-    /// `changes` start after `skippedEchoesThrough`: the batch covers the echoes between the cursor and there.
+    /// Sends the longest prefix of `changes` that fits in a frame, leaving out echoes and local-only suites,
+    /// in the negotiated version's layout. `changes` start after `skippedEchoesThrough`: the batch covers the
+    /// echoes between the cursor and there.
     private mutating func sendBatch(of changes: [Change], skippedEchoesThrough: Int64) throws(CloseReason) {
-        let budget = configuration.maxFrameBytes - Frame.typeBytes - MessageCodec.changesOverheadBytes
-        var encoded: [[UInt8]] = []
-        var bytes = 0
+        var batch = ChangeBatchEncoder(version: wireVersion, after: sendCursor, maxPayloadBytes: configuration.maxFrameBytes - Frame.typeBytes,
+                                       compression: configuration.compression)
         var through = skippedEchoesThrough
         for change in changes {
             if echo.contains(change.sequence) || LocalSuites.isLocalOnly(change.entry.suite) {
                 through = change.sequence
                 continue
             }
-            let entry = MessageCodec.encode(change)
-            if bytes + entry.count > budget {
-                guard encoded.isEmpty else { break }
-                throw .entryTooLarge(suite: change.entry.suite, key: change.entry.key, bytes: entry.count, maxBytes: budget)
+            guard batch.append(change) else {
+                guard batch.count == 0 else { break }
+                throw .entryTooLarge(suite: change.entry.suite, key: change.entry.key, bytes: MessageCodec.encode(change).count, maxBytes: batch.maxBodyBytes)
             }
-            encoded.append(entry)
-            bytes += entry.count
             through = change.sequence
         }
-        send(Frame(type: MessageType.changes.rawValue,
-                   payload: MessageCodec.changesPayload(after: sendCursor, through: through, encodedChanges: encoded)))
-        if !encoded.isEmpty || !sentFirstBatch {
-            log("sent", "after=\(sendCursor) through=\(through) entries=\(encoded.count)")
+        send(Frame(type: MessageType.changes.rawValue, payload: batch.payload(through: through)))
+        if batch.count > 0 || !sentFirstBatch {
+            log("sent", "after=\(sendCursor) through=\(through) entries=\(batch.count)")
         }
         sendCursor = through
         highestSent = max(highestSent, through)
         batchesInFlight += 1
         sentFirstBatch = true
-        unacknowledged.append((through, encoded.count))
+        unacknowledged.append((through, batch.count))
         echo.forget(through: through)
     }
 

@@ -161,7 +161,11 @@ public struct PeerSession: Sendable {
         guard phase != .idle else { throw .protocolViolation("bytes arrived before the session was started") }
         lastReceivedMillis = now
         let decoded: Message?
-        do throws(MessageError) { decoded = try MessageCodec.decode(frame) } catch { throw .malformedMessage(error) }
+        do throws(MessageError) {
+            decoded = try MessageCodec.decode(frame, version: wireVersion, maxBodyBytes: configuration.maxFrameBytes)
+        } catch {
+            throw .malformedMessage(error)
+        }
         guard let message = decoded else {
             log("ignored", "type=0x\(String(frame.type, radix: 16)) why=optional-unknown")
             return
@@ -179,8 +183,12 @@ public struct PeerSession: Sendable {
         }
     }
 
+    /// The layouts in use: the negotiated version, or before `hello` (when only version-independent
+    /// messages may pass) the first one.
+    var wireVersion: UInt32 { negotiatedVersion ?? ProtocolVersion.original }
+
     mutating func send(_ message: Message) {
-        outbox.append(.send(MessageCodec.encode(message)))
+        outbox.append(.send(MessageCodec.encode(message, version: wireVersion)))
     }
 
     mutating func send(_ frame: Frame) {

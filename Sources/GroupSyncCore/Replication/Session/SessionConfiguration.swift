@@ -10,6 +10,8 @@ public struct SessionConfiguration: Sendable {
     public var maxBatchesInFlight = 4
     /// Bound on a frame's length field, both ways.
     public var maxFrameBytes = Frame.defaultMaxBytes
+    /// Which `changes` bodies are deflated when version 2 is agreed (see `ChangeBatchEncoder.Compression`).
+    public var compression = ChangeBatchEncoder.Compression.default
     /// After this long without receiving anything, send a ping. Also the longest an idle session sleeps.
     public var keepAliveMillis: Int64 = 30_000
     /// After this long without receiving anything (three keep-alive periods), the peer is gone.

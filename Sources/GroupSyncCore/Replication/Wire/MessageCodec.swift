@@ -4,17 +4,23 @@
 /// strings are a varint length and UTF-8. Decoding is strict — a payload must be consumed exactly —
 /// except for `hello`, which is read before versions are agreed and so may carry fields a later version
 /// appends.
+///
+/// Layouts depend on the negotiated protocol version only for `changes` (version 2 is compact and may be
+/// deflated: `ChangeBatchEncoder`, `MessageCodec+CompactChanges`). Every other message, `hello` above all,
+/// is the same in every version, so `version` matters only once both hellos are in.
 public enum MessageCodec {
     // MARK: Encoding
 
-    public static func frame(_ message: Message) -> Frame {
-        Frame(type: message.type.rawValue, payload: payload(message))
+    public static func frame(_ message: Message, version: UInt32 = ProtocolVersion.original) -> Frame {
+        Frame(type: message.type.rawValue, payload: payload(message, version: version))
     }
 
     /// The complete frame, ready for the transport.
-    public static func encode(_ message: Message) -> [UInt8] { frame(message).encoded }
+    public static func encode(_ message: Message, version: UInt32 = ProtocolVersion.original) -> [UInt8] {
+        frame(message, version: version).encoded
+    }
 
-    public static func payload(_ message: Message) -> [UInt8] {
+    public static func payload(_ message: Message, version: UInt32 = ProtocolVersion.original) -> [UInt8] {
         var w = ByteWriter()
         switch message {
         case .hello(let hello):
@@ -31,7 +37,9 @@ public enum MessageCodec {
                 w.write(0)
             }
         case .changes(let batch):
-            return changesPayload(after: batch.after, through: batch.through, encodedChanges: batch.changes.map(encode))
+            var encoder = ChangeBatchEncoder(version: version, after: batch.after, maxPayloadBytes: .max)
+            for change in batch.changes { _ = encoder.append(change) }
+            return encoder.payload(through: batch.through)
         case .ack(let sequence):
             w.writeVarint(UInt64(sequence))
         case .request(let after):
@@ -59,7 +67,7 @@ public enum MessageCodec {
         return w.bytes
     }
 
-    /// Room a `changes` payload needs besides its changes: three varints of at most 10 bytes.
+    /// Room a version 1 `changes` payload needs besides its changes: three varints of at most 10 bytes.
     public static let changesOverheadBytes = 30
 
     /// One change of a batch: sequence, suite, key, HLC (wall, logical), origin (32 raw bytes), then the value
@@ -73,8 +81,13 @@ public enum MessageCodec {
         w.writeSignedVarint(entry.version.hlc.wallMillis)
         w.writeVarint(UInt64(entry.version.hlc.logical))
         w.write(contentsOf: entry.version.origin.bytes)
-        if let value = entry.value { ValueCodec.encode(value, into: &w) } else { w.write(tombstone) }
+        writeValue(entry.value, into: &w)
         return w.bytes
+    }
+
+    /// A value in `ValueCodec` form, or the tombstone byte.
+    static func writeValue(_ value: Value?, into w: inout ByteWriter) {
+        if let value { ValueCodec.encode(value, into: &w) } else { w.write(tombstone) }
     }
 
     static let tombstone: UInt8 = 0
@@ -82,14 +95,24 @@ public enum MessageCodec {
     // MARK: Decoding
 
     /// The message in a frame, or `nil` for an optional type (0x80–0xFF) this version does not know.
-    public static func decode(_ frame: Frame) throws(MessageError) -> Message? {
+    /// - Parameters:
+    ///   - version: the negotiated protocol version (before `hello` is in, any: only version-independent
+    ///     messages are allowed then).
+    ///   - maxBodyBytes: bound on a deflated body once inflated; the frame limit, so a compressed frame
+    ///     holds no more than a stored one could.
+    public static func decode(_ frame: Frame, version: UInt32 = ProtocolVersion.original,
+                              maxBodyBytes: Int = Frame.defaultMaxBytes) throws(MessageError) -> Message? {
         guard let type = MessageType(rawValue: frame.type) else {
             if frame.type >= MessageType.firstOptional { return nil }
             throw .unknownType(frame.type)
         }
         do throws(DecodingError) {
             var r = ByteReader(frame.payload)
-            let message = try decodePayload(type, from: &r)
+            let message = if type == .changes && version >= ProtocolVersion.compactBatches {
+                try decodeCompactChanges(&r, maxBodyBytes: maxBodyBytes)
+            } else {
+                try decodePayload(type, from: &r)
+            }
             if type != .hello && !r.isAtEnd { throw .malformed("\(r.remaining) bytes after the message") }
             return message
         } catch {
@@ -149,23 +172,26 @@ public enum MessageCodec {
         guard let logical = UInt32(exactly: rawLogical) else { throw .malformed("HLC logical counter \(rawLogical) exceeds 32 bits") }
         let origin: DeviceID
         do { origin = try DeviceID(bytes: try r.readBytes(DeviceID.byteCount)) } catch { throw .malformed("bad origin: \(error)") }
-        let value: Value?
-        if try peek(r) == tombstone {
-            _ = try r.readByte()
-            value = nil
-        } else {
-            value = try ValueCodec.decode(from: &r)
-        }
+        let value = try readValue(&r)
         let entry = Entry(suite: suite, key: key, value: value, version: Version(hlc: HLC(wallMillis: wall, logical: logical), origin: origin))
         return Change(sequence: sequence, entry: entry)
     }
 
-    private static func peek(_ r: ByteReader) throws(DecodingError) -> UInt8 {
+    /// A value, or `nil` for the tombstone byte.
+    static func readValue(_ r: inout ByteReader) throws(DecodingError) -> Value? {
+        guard try peek(r) != tombstone else {
+            _ = try r.readByte()
+            return nil
+        }
+        return try ValueCodec.decode(from: &r)
+    }
+
+    static func peek(_ r: ByteReader) throws(DecodingError) -> UInt8 {
         var copy = r
         return try copy.readByte()
     }
 
-    private static func readSequence(_ r: inout ByteReader) throws(DecodingError) -> Int64 {
+    static func readSequence(_ r: inout ByteReader) throws(DecodingError) -> Int64 {
         let raw = try r.readVarint()
         guard let sequence = Int64(exactly: raw) else { throw .malformed("sequence \(raw) exceeds 2^63-1") }
         return sequence

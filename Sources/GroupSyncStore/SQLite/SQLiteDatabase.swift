@@ -9,7 +9,7 @@ final class SQLiteDatabase {
 
     /// How long a writer waits for another process's transaction. Generous on purpose: an App Group write
     /// must never fail with "database is locked" just because 300 other processes got there first.
-    static let busyTimeoutMillis: Int32 = 120_000
+    static let busyTimeoutMillis: Int64 = 120_000
 
     init(path: String) throws(StoreError) {
         self.path = path
@@ -22,7 +22,7 @@ final class SQLiteDatabase {
             throw .cannotOpen(path: path, reason: message)
         }
         handle = db
-        sqlite3_busy_timeout(db, Self.busyTimeoutMillis)
+        sqlite3_busy_handler(db, { _, attempt in BusyWait.shouldRetry(attempt: attempt) }, nil)
         sqlite3_extended_result_codes(db, 1)
     }
 

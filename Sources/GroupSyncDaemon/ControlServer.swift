@@ -364,22 +364,13 @@ enum LineSocket {
     struct Reader {
         let fd: Int32
         private var buffer: [UInt8] = []
+        /// Reused for every read: a client reads one short answer per request, many times a second.
+        private var chunk = [UInt8](repeating: 0, count: 16 * 1024)
 
         init(fd: Int32) { self.fd = fd }
 
-        /// Complete lines already received, without waiting for more.
-        mutating func bufferedLines() -> [String] {
-            var lines: [String] = []
-            while let newline = buffer.firstIndex(of: 10) {
-                lines.append(String(decoding: buffer[..<newline], as: UTF8.self))
-                buffer.removeSubrange(...newline)
-            }
-            return lines
-        }
-
         /// The next line without its newline; `nil` at the end, on a timeout, or past `maxLineBytes`.
         mutating func next() -> String? {
-            var chunk = [UInt8](repeating: 0, count: 16 * 1024)
             while true {
                 if let newline = buffer.firstIndex(of: 10) {
                     let line = String(decoding: buffer[..<newline], as: UTF8.self)
@@ -387,7 +378,7 @@ enum LineSocket {
                     return line
                 }
                 guard buffer.count < maxLineBytes else { return nil }
-                let n = read(fd, &chunk, chunk.count)
+                let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
                 if n < 0 && errno == EINTR { continue }
                 guard n > 0 else { return nil }
                 buffer += chunk[0..<n]

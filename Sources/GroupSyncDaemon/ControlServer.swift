@@ -22,12 +22,15 @@ final class ControlServer: @unchecked Sendable {
     private let wakeWriteFD: Int32
     /// Only the loop thread touches these.
     private var clients: [Int32: ClientState] = [:]
+    /// How many clients had writes in the last turn that had any.
+    private var writersLastTurn = 0
     private let finished = Mutex<(fds: [Int32], stopping: Bool)>(([], false))
 
     /// A client that sends nothing for this long is let go, so forgotten connections do not pile up.
     static let idleMillis: Int64 = 600_000
     static let maxClients = 1024
-    static let maxGatherYields = 4
+    /// How long a turn may wait for more clients' writes while several clients are writing.
+    static let gatherMicros: Int64 = 150
 
     init(home: Home, daemon: Daemon) throws(HomeError) {
         path = home.path + "/control.sock"
@@ -60,15 +63,16 @@ final class ControlServer: @unchecked Sendable {
         while true {
             var ready: Set<Int32> = []
             guard gather(into: &ready, waitMillis: idleWaitMillis()) else { return stop() }
-            // Clients answered last turn are sending their next request right now: give them the CPU for a
-            // moment and take what came, so it shares this turn's commit instead of paying for the next one.
-            // Again while that brings more, a few times at most. (Measured: about a third more writes per
-            // second from 8 clients with one write in flight each.)
-            for _ in 0..<Self.maxGatherYields where ready.count < clients.count {
-                let before = ready.count
-                sched_yield()
-                guard gather(into: &ready, waitMillis: 0) else { return stop() }
-                if ready.count == before { break }
+            // Clients answered last turn are sending their next request right now: while several clients
+            // write, give them the CPU for a moment (at most `gatherMicros`) and take what came, so it shares
+            // this turn's commit instead of paying for the next one. A lone writer never waits for it.
+            // (Measured: 8 clients with one write in flight each, 9.6k → 14k writes/s.)
+            if writersLastTurn > 1 {
+                let until = monotonicMicros() + Self.gatherMicros
+                while ready.count < clients.count, monotonicMicros() < until {
+                    sched_yield()
+                    guard gather(into: &ready, waitMillis: 0) else { return stop() }
+                }
             }
             answer(ready.sorted())
             closeFinishedAndIdle()
@@ -190,6 +194,7 @@ final class ControlServer: @unchecked Sendable {
             plans.append((client, leading, Array(lines[leading...])))
         }
         let answers = writes.isEmpty ? [] : daemon.localWrites(writes)
+        if !writes.isEmpty { writersLastTurn = plans.filter { $0.writes > 0 }.count }
         var offset = 0
         for plan in plans {
             let mine = Array(answers[offset..<offset + plan.writes])
@@ -390,4 +395,5 @@ enum LineSocket {
         FileDescriptorIO.writeAll(fd, Array((line + "\n").utf8))
     }
 }
+
 

@@ -79,3 +79,10 @@ func monotonicMillis() -> Int64 {
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
 }
+
+/// Microseconds on the monotonic clock, for waits shorter than a millisecond.
+func monotonicMicros() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000
+}

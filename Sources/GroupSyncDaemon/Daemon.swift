@@ -225,6 +225,12 @@ public final class Daemon: @unchecked Sendable {
         }
         let home = configuration.home
         peerStore.didCommit = { ChangeSignal.post(home: home) }
+        // A damaged row is left out of what this session sends, named in the log once a minute, and
+        // everything else still replicates; the row itself stays as it is (nothing is repaired behind the
+        // user's back), and a later write of that key replicates as usual.
+        peerStore.skipDamagedRow = { [throttled] error in
+            throttled.write(key: "damaged \(error)", "event=damaged-row-skipped error=\"\(error)\" action=\"left out of replication; everything else is sent; writing the key again replaces it\"")
+        }
         var sessionConfiguration = SessionConfiguration()
         sessionConfiguration.clockRefuseMillis = configuration.maxClockDriftMillis
         sessionConfiguration.clockWarnMillis = min(sessionConfiguration.clockWarnMillis, configuration.maxClockDriftMillis)

@@ -200,6 +200,11 @@ public final class Store: ReplicaStore {
     }
 
     /// Changes after `sequence`, oldest first, at most `limit`.
+    /// When set, `changes` leaves out a row it cannot decode (a damaged value or origin), reports it here, and
+    /// goes on: a replication session then sends everything else instead of ending on that row for ever.
+    /// Unset (the CLI's `list` and `watch`), such a row is an error naming the file and the key.
+    public var skipDamagedRow: ((StoreError) -> Void)?
+
     public func changes(after sequence: Int64, limit: Int = 1000) throws(StoreError) -> [Change] {
         let statement = try prepared(&changesStatement, "SELECT value, hlc_wall, hlc_logical, origin, suite, key, seq FROM entries WHERE seq > ?1 ORDER BY seq LIMIT ?2")
         defer { statement.reset() }
@@ -212,7 +217,14 @@ public final class Store: ReplicaStore {
         var origin: DeviceID?
         while try statement.step() {
             if !statement.text(4, equals: suite) { suite = statement.string(4) }
-            let entry = try readEntry(statement, suite: suite, key: statement.string(5), firstColumn: 0, lastOrigin: &origin)
+            let entry: Entry
+            do {
+                entry = try readEntry(statement, suite: suite, key: statement.string(5), firstColumn: 0, lastOrigin: &origin)
+            } catch {
+                guard case .corrupt = error, let skipDamagedRow else { throw error }
+                skipDamagedRow(error)
+                continue
+            }
             changes.append(Change(sequence: statement.int64(6), entry: entry))
         }
         return changes

@@ -99,17 +99,6 @@ import Testing
         #expect(try Self.decode(payload) == .changes(ChangeBatch(after: batch.after, through: taken.last!.sequence, changes: taken)))
     }
 
-    @Test func sessionsStayWithinASmallFrameLimitInVersion2() {
-        var configuration = SessionConfiguration()
-        configuration.maxFrameBytes = 4_096
-        let net = ReplicationNetwork()
-        let a = net.addNode("a"), b = net.addNode("b")
-        for k in 0..<20 { net.set(a, "k\(k)", .data([UInt8](repeating: UInt8(k), count: 1_000))) }
-        let link = net.connected(a, b, configuration: configuration)
-        #expect(link.sessions[0]?.negotiatedVersion == Self.v2)
-        #expect(ReplicationFixtures.converged([a, b]))
-    }
-
     // MARK: Negotiation
 
     /// Connects `a` (default versions) and `b` (offering `bVersions`) and lets them sync.

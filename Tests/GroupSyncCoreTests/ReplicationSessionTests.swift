@@ -257,6 +257,8 @@ import Testing
         let a = net.addNode("a"), b = net.addNode("b")
         for k in 0..<20 { net.set(a, "k\(k)", .data([UInt8](repeating: UInt8(k), count: 1_000))) }
         let link = net.connected(a, b, configuration: configuration)
+        // Both speak version 2, so this is its compact layout keeping to the limit.
+        #expect(link.sessions[0]?.negotiatedVersion == ProtocolVersion.compactBatches)
         #expect(ReplicationFixtures.converged([a, b]))
         let batches = link.framesSent[0].compactMap { if case .changes(let batch) = $0 { batch } else { nil } }
         #expect(batches.allSatisfy { $0.changes.count <= 3 })

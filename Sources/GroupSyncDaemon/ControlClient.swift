@@ -15,8 +15,6 @@ public final class ControlConnection {
         guard fd >= 0 else { return nil }
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
         var address = UnixSocketAddress.make(home.path + "/control.sock")
-        var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let connected = address.isValid && withUnsafePointer(to: &address.storage) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         } == 0
@@ -25,7 +23,7 @@ public final class ControlConnection {
             return nil
         }
         self.fd = fd
-        reader = LineSocket.Reader(fd: fd)
+        reader = LineSocket.Reader(fd: fd, timeoutMillis: Int32(clamping: timeoutSeconds * 1000))
     }
 
     deinit { close(fd) }

@@ -24,6 +24,8 @@ final class ControlServer: @unchecked Sendable {
     private var clients: [Int32: ClientState] = [:]
     /// How many clients had writes in the last turn that had any.
     private var writersLastTurn = 0
+    /// Reused for every read from a client.
+    private var chunk = [UInt8](repeating: 0, count: 64 * 1024)
     private let finished = Mutex<(fds: [Int32], stopping: Bool)>(([], false))
 
     /// A client that sends nothing for this long is let go, so forgotten connections do not pile up.
@@ -161,12 +163,13 @@ final class ControlServer: @unchecked Sendable {
 
     /// Reads all a client has sent; notes the end of its stream, or a line too long to be a request.
     private func receive(_ client: Int32) {
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
-            let n = read(client, &chunk, chunk.count)
+            let n = chunk.withUnsafeMutableBytes { read(client, $0.baseAddress, $0.count) }
             if n > 0 {
                 clients[client]!.input += chunk[0..<n]
                 clients[client]!.lastActive = monotonicMillis()
+                // A short read took all there was: the next `poll` says when more comes (and sees an EOF).
+                if n < chunk.count { break }
                 continue
             }
             if n < 0 && errno == EINTR { continue }
@@ -193,7 +196,7 @@ final class ControlServer: @unchecked Sendable {
             }
             plans.append((client, leading, Array(lines[leading...])))
         }
-        let answers = writes.isEmpty ? [] : daemon.localWrites(writes)
+        let (answers, changed) = writes.isEmpty ? ([], false) : daemon.localWrites(writes)
         if !writes.isEmpty { writersLastTurn = plans.filter { $0.writes > 0 }.count }
         var offset = 0
         for plan in plans {
@@ -205,6 +208,7 @@ final class ControlServer: @unchecked Sendable {
                 handOff(plan.rest, after: mine, client: plan.client)
             }
         }
+        if changed { daemon.signalChange() }
     }
 
     /// A `set` or `delete` request, parsed; nil for anything else (which `respond` answers, errors included).
@@ -296,7 +300,10 @@ final class ControlServer: @unchecked Sendable {
         var answers: [String] = []
         var pendingWrites: [[String: Value]] = []
         func flushWrites() {
-            answers += daemon.localWrites(pendingWrites)
+            guard !pendingWrites.isEmpty else { return }
+            let (written, changed) = daemon.localWrites(pendingWrites)
+            if changed { daemon.signalChange() }
+            answers += written
             pendingWrites.removeAll()
         }
         for line in lines {
@@ -368,11 +375,15 @@ enum LineSocket {
     /// Reads newline-terminated lines, keeping what follows a newline for the next call.
     struct Reader {
         let fd: Int32
+        let timeoutMillis: Int32
         private var buffer: [UInt8] = []
         /// Reused for every read: a client reads one short answer per request, many times a second.
         private var chunk = [UInt8](repeating: 0, count: 16 * 1024)
 
-        init(fd: Int32) { self.fd = fd }
+        init(fd: Int32, timeoutMillis: Int32) {
+            self.fd = fd
+            self.timeoutMillis = timeoutMillis
+        }
 
         /// The next line without its newline; `nil` at the end, on a timeout, or past `maxLineBytes`.
         mutating func next() -> String? {
@@ -383,6 +394,13 @@ enum LineSocket {
                     return line
                 }
                 guard buffer.count < maxLineBytes else { return nil }
+                // Wait in `poll`, not in a blocking `read`: a reader blocked in `read` is woken each time the
+                // daemon reads this socket's request (the kernel signals "room to write" on the same queue),
+                // a wasted wake-up per request on both sides; `poll` is woken only by the answer.
+                var waiting = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                let ready = poll(&waiting, 1, timeoutMillis)
+                if ready < 0 && errno == EINTR { continue }
+                guard ready > 0 else { return nil }
                 let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
                 if n < 0 && errno == EINTR { continue }
                 guard n > 0 else { return nil }

@@ -67,7 +67,7 @@ public final class Daemon: @unchecked Sendable {
             reader = try Store(path: configuration.home.storePath, device: certificate.deviceID)
             let writer = try Store(path: configuration.home.storePath, device: certificate.deviceID)
             let home = configuration.home
-            writer.didCommit = { ChangeSignal.post(home: home) }
+            // No `didCommit` here: the control socket signals watchers itself, after acknowledging (`localWrites`).
             committer = GroupCommitter(store: writer)
             let notificationStore = try Store(path: configuration.home.storePath, device: certificate.deviceID)
             notificationStore.didCommit = { ChangeSignal.post(home: home) }
@@ -352,7 +352,10 @@ public final class Daemon: @unchecked Sendable {
 
     /// `set` / `delete` requests from a control-socket client, in order, group-committed with everyone
     /// else's. An invalid request gets its error and does not hold up the valid ones.
-    func localWrites(_ requests: [[String: Value]]) -> [String] {
+    ///
+    /// Watchers are not signalled here: the caller calls `signalChange()` when `changed`, after sending the
+    /// answers, so the acknowledgements do not wait for the wake-ups of every watcher on the machine.
+    func localWrites(_ requests: [[String: Value]]) -> (answers: [String], changed: Bool) {
         var answers = [String?](repeating: nil, count: requests.count)
         var valid: [(index: Int, write: LocalWrite)] = []
         for (index, request) in requests.enumerated() {
@@ -362,14 +365,21 @@ public final class Daemon: @unchecked Sendable {
             }
         }
         let results = committer.commit(valid.map(\.write))
+        var changed = false
         for ((index, write), result) in zip(valid, results) {
+            if case .success(_?) = result { changed = true }
             switch result {
             case .success(let change?): answers[index] = ControlResponse.written(change)
             case .success(nil): answers[index] = ControlResponse.error("no key '\(write.key)' in suite '\(write.suite)'", notFound: true)
             case .failure(let error): answers[index] = ControlResponse.error(error.description)
             }
         }
-        return answers.map { $0! }
+        return (answers.map { $0! }, changed)
+    }
+
+    /// Wakes every watcher of this home (`watch`, other processes, this daemon's own forwarding).
+    func signalChange() {
+        ChangeSignal.post(home: configuration.home)
     }
 
     private static func localWrite(from request: [String: Value]) -> Result<LocalWrite, TypedJSONError> {

@@ -133,39 +133,43 @@ public struct JSONParser {
 
     private mutating func parseString() throws(JSONError) -> String {
         index += 1
-        var scalars = String.UnicodeScalarView()
-        var runStart = index
-        func flush(_ parser: JSONParser, upTo end: Int, into scalars: inout String.UnicodeScalarView) {
-            scalars.append(contentsOf: String(decoding: parser.bytes[runStart..<end], as: UTF8.self).unicodeScalars)
+        // Most strings have no escapes: decode them in one piece (appending scalar by scalar was the cost
+        // of parsing a control-socket request).
+        let start = index
+        while let c = current, c != UInt8(ascii: "\""), c != UInt8(ascii: "\\"), c >= 0x20 { index += 1 }
+        if current == UInt8(ascii: "\"") {
+            index += 1
+            return String(decoding: bytes[start..<index - 1], as: UTF8.self)
         }
+        var utf8 = Array(bytes[start..<index])
         while true {
             guard let c = current else { throw error("unterminated string") }
             switch c {
             case UInt8(ascii: "\""):
-                flush(self, upTo: index, into: &scalars)
                 index += 1
-                return String(scalars)
+                return String(decoding: utf8, as: UTF8.self)
             case UInt8(ascii: "\\"):
-                flush(self, upTo: index, into: &scalars)
                 index += 1
                 guard let escape = current else { throw error("unterminated escape") }
                 index += 1
+                let scalar: Unicode.Scalar
                 switch escape {
-                case UInt8(ascii: "\""): scalars.append("\"")
-                case UInt8(ascii: "\\"): scalars.append("\\")
-                case UInt8(ascii: "/"): scalars.append("/")
-                case UInt8(ascii: "b"): scalars.append("\u{08}")
-                case UInt8(ascii: "f"): scalars.append("\u{0C}")
-                case UInt8(ascii: "n"): scalars.append("\n")
-                case UInt8(ascii: "r"): scalars.append("\r")
-                case UInt8(ascii: "t"): scalars.append("\t")
-                case UInt8(ascii: "u"): scalars.append(try parseUnicodeEscape())
+                case UInt8(ascii: "\""): scalar = "\""
+                case UInt8(ascii: "\\"): scalar = "\\"
+                case UInt8(ascii: "/"): scalar = "/"
+                case UInt8(ascii: "b"): scalar = "\u{08}"
+                case UInt8(ascii: "f"): scalar = "\u{0C}"
+                case UInt8(ascii: "n"): scalar = "\n"
+                case UInt8(ascii: "r"): scalar = "\r"
+                case UInt8(ascii: "t"): scalar = "\t"
+                case UInt8(ascii: "u"): scalar = try parseUnicodeEscape()
                 default: throw error("unknown escape '\\\(Character(Unicode.Scalar(escape)))'")
                 }
-                runStart = index
+                UTF8.encode(scalar) { utf8.append($0) }
             case 0..<0x20:
                 throw error("control character in string (escape it)")
             default:
+                utf8.append(c)
                 index += 1
             }
         }

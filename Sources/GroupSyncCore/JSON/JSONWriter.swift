@@ -36,6 +36,12 @@ public enum JSONWriter {
 
     public static func writeString(_ s: String, into out: inout String) {
         out += "\""
+        // Most strings need no escape: copy them whole (appending scalar by scalar was the cost on hot paths).
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            out += s
+            out += "\""
+            return
+        }
         for scalar in s.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""

@@ -196,7 +196,7 @@ final class ControlServer: @unchecked Sendable {
             }
             plans.append((client, leading, Array(lines[leading...])))
         }
-        let (answers, changed) = writes.isEmpty ? ([], false) : daemon.localWrites(writes)
+        let answers = writes.isEmpty ? [] : daemon.localWrites(writes)
         if !writes.isEmpty { writersLastTurn = plans.filter { $0.writes > 0 }.count }
         var offset = 0
         for plan in plans {
@@ -208,7 +208,6 @@ final class ControlServer: @unchecked Sendable {
                 handOff(plan.rest, after: mine, client: plan.client)
             }
         }
-        if changed { daemon.signalChange() }
     }
 
     /// A `set` or `delete` request, parsed; nil for anything else (which `respond` answers, errors included).
@@ -301,9 +300,7 @@ final class ControlServer: @unchecked Sendable {
         var pendingWrites: [[String: Value]] = []
         func flushWrites() {
             guard !pendingWrites.isEmpty else { return }
-            let (written, changed) = daemon.localWrites(pendingWrites)
-            if changed { daemon.signalChange() }
-            answers += written
+            answers += daemon.localWrites(pendingWrites)
             pendingWrites.removeAll()
         }
         for line in lines {

@@ -67,7 +67,7 @@ public final class Daemon: @unchecked Sendable {
             reader = try Store(path: configuration.home.storePath, device: certificate.deviceID)
             let writer = try Store(path: configuration.home.storePath, device: certificate.deviceID)
             let home = configuration.home
-            // No `didCommit` here: the control socket signals watchers itself, after acknowledging (`localWrites`).
+            writer.didCommit = { ChangeSignal.post(home: home) }
             committer = GroupCommitter(store: writer)
             let notificationStore = try Store(path: configuration.home.storePath, device: certificate.deviceID)
             notificationStore.didCommit = { ChangeSignal.post(home: home) }
@@ -352,10 +352,7 @@ public final class Daemon: @unchecked Sendable {
 
     /// `set` / `delete` requests from a control-socket client, in order, group-committed with everyone
     /// else's. An invalid request gets its error and does not hold up the valid ones.
-    ///
-    /// Watchers are not signalled here: the caller calls `signalChange()` when `changed`, after sending the
-    /// answers, so the acknowledgements do not wait for the wake-ups of every watcher on the machine.
-    func localWrites(_ requests: [[String: Value]]) -> (answers: [String], changed: Bool) {
+    func localWrites(_ requests: [[String: Value]]) -> [String] {
         var answers = [String?](repeating: nil, count: requests.count)
         var valid: [(index: Int, write: LocalWrite)] = []
         for (index, request) in requests.enumerated() {
@@ -365,21 +362,14 @@ public final class Daemon: @unchecked Sendable {
             }
         }
         let results = committer.commit(valid.map(\.write))
-        var changed = false
         for ((index, write), result) in zip(valid, results) {
-            if case .success(_?) = result { changed = true }
             switch result {
             case .success(let change?): answers[index] = ControlResponse.written(change)
             case .success(nil): answers[index] = ControlResponse.error("no key '\(write.key)' in suite '\(write.suite)'", notFound: true)
             case .failure(let error): answers[index] = ControlResponse.error(error.description)
             }
         }
-        return (answers.map { $0! }, changed)
-    }
-
-    /// Wakes every watcher of this home (`watch`, other processes, this daemon's own forwarding).
-    func signalChange() {
-        ChangeSignal.post(home: configuration.home)
+        return answers.map { $0! }
     }
 
     private static func localWrite(from request: [String: Value]) -> Result<LocalWrite, TypedJSONError> {

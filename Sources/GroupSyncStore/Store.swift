@@ -4,8 +4,8 @@ import GroupSyncCore
 /// The durable App Group store of one device: SQLite in WAL mode, shared by every process on the machine.
 ///
 /// Every write runs in an immediate transaction that reads the store's clock, ticks it, writes the entry
-/// and the clock back, and commits with `synchronous=FULL`: when a write returns, it is on disk, and the
-/// hybrid clock is monotonic across all processes that share the file.
+/// and the clock back, and commits; the write-ahead log is synced before the write returns, so when it
+/// returns it is on disk, and the hybrid clock is monotonic across all processes that share the file.
 public final class Store: ReplicaStore {
     public let path: String
     public let device: DeviceID
@@ -55,12 +55,18 @@ public final class Store: ReplicaStore {
     /// Applies local writes in one transaction, so many writes cost one fsync (group commit). Everything is
     /// validated first: one bad write refuses the whole batch and nothing is written. A delete of a key
     /// with no live value writes nothing and yields `nil`.
+    ///
+    /// Made the way `apply` makes a peer's batch: committed without its own fsync, watchers signalled, then
+    /// the log synced before returning. Just as durable when it returns, but watchers — the daemon forwarding
+    /// it to peers among them — read it one fsync earlier. A power cut in that window loses it together with
+    /// everything logged after it (the WAL keeps a prefix), send horizons included, so peers that read it
+    /// resend it and are resent what follows (PROTOCOL.md §6.3); its writer had no answer yet. If the sync
+    /// fails, the error is thrown although the write is stored: it is not known to be on disk.
     public func write(_ writes: [LocalWrite]) throws(StoreError) -> [Change?] {
         for write in writes { try Self.validate(write) }
-        let changes = try database.transaction(immediate: true) { () throws(StoreError) -> [Change?] in
-            try writeInTransaction(writes)
-        }
+        let changes = try database.unsyncedTransaction { () throws(StoreError) -> [Change?] in try writeInTransaction(writes) }
         if changes.contains(where: { $0 != nil }) { didCommit?() }
+        try database.syncWriteAheadLog()
         return changes
     }
 
@@ -98,7 +104,7 @@ public final class Store: ReplicaStore {
     /// batch is lost together with everything the log holds after it — the WAL's chained checksums keep
     /// a prefix of transactions — including the watermark and any send horizon raised to forward it, so
     /// the origin resends it and no peer trusts a history this store no longer has (PROTOCOL.md §6.3).
-    /// Local writes keep synchronous commits: they are acknowledged to apps, and their origin is here.
+    /// Local writes are made the same way (`write`).
     public func apply(_ entries: [Entry]) throws(StoreError) -> ApplyResult {
         try apply(entries, physicalMillis: physicalClock())
     }

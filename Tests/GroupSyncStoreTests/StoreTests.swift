@@ -44,6 +44,23 @@ import GroupSyncCore
         #expect(try store.changes(after: 0).map(\.entry.isDeleted) == [true])  // history keeps the tombstone
     }
 
+    /// A local write is committed, then watchers are signalled, then the log is synced (`Store.write`): the
+    /// signal must find the write readable from any other connection, and the connection must go back to
+    /// synced commits for whatever it does next.
+    @Test func watchersAreSignalledWhenTheWriteIsReadableAndLaterCommitsStaySynced() throws {
+        let folder = TemporaryFolder()
+        let writer = try Store(path: folder.path + "/store.db", device: Self.me)
+        let watcher = try Store(path: folder.path + "/store.db", device: Self.me)
+        var seenAtSignal: [Value?] = []
+        writer.didCommit = { seenAtSignal.append(try? watcher.entry(suite: "s", key: "k")?.value) }
+        try writer.set(.int(1), suite: "s", key: "k")
+        try writer.set(.int(2), suite: "s", key: "k")
+        #expect(seenAtSignal == [.int(1), .int(2)])
+        let mode = try writer.database.prepare("PRAGMA synchronous")
+        #expect(try mode.step())
+        #expect(mode.int64(0) == 2)  // FULL
+    }
+
     @Test func clockIsMonotonicAcrossConnectionsToTheSameFile() throws {
         let folder = TemporaryFolder()
         let clock = ManualClock()

@@ -62,8 +62,9 @@ final class SQLiteDatabase {
         }
     }
 
-    /// A write transaction committed without its own fsync (`synchronous=NORMAL` for its commit), for
-    /// bookkeeping whose loss only costs a resend: the WAL still orders it after every synced commit before it.
+    /// A write transaction committed without its own fsync (`synchronous=NORMAL` for its commit): for
+    /// bookkeeping whose loss only costs a resend, and for writes made visible before `syncWriteAheadLog`
+    /// makes them durable. The WAL still orders it after every commit before it.
     func unsyncedTransaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
         try execute("PRAGMA synchronous=NORMAL")
         defer { try? execute("PRAGMA synchronous=FULL") }

@@ -47,7 +47,7 @@ let package = Package(
         // Needs dbus-run-session and /usr/bin/python3 with python3-dbus and python3-gi; skips without them.
         .testTarget(name: "GroupSyncNotifyTests", dependencies: ["GroupSyncNotify", "notify-probe"], exclude: ["Fixtures"]),
         // Runs the real `groupsync` binary in temporary homes.
-        .testTarget(name: "GroupSyncCLITests", dependencies: ["groupsync", "GroupSyncCore", "GroupSyncStore", "GroupSyncTransport"]),
+        .testTarget(name: "GroupSyncCLITests", dependencies: ["groupsync", "GroupSyncCore", "GroupSyncDaemon", "GroupSyncStore", "GroupSyncTransport"]),
     ]
 )
 

@@ -59,9 +59,10 @@ public final class Store: ReplicaStore {
     /// Made the way `apply` makes a peer's batch: committed without its own fsync, watchers signalled, then
     /// the log synced before returning. Just as durable when it returns, but watchers — the daemon forwarding
     /// it to peers among them — read it one fsync earlier. A power cut in that window loses it together with
-    /// everything logged after it (the WAL keeps a prefix), send horizons included, so peers that read it
-    /// resend it and are resent what follows (PROTOCOL.md §6.3); its writer had no answer yet. If the sync
-    /// fails, the error is thrown although the write is stored: it is not known to be on disk.
+    /// everything logged after it (the WAL keeps a prefix), send horizons included: peers that read it send
+    /// it back (entries of any origin are, PROTOCOL.md §6.6) and are resent this store's history (§6.3); its
+    /// writer had no answer yet. If the sync fails, the error is thrown although the write is stored: it
+    /// is not known to be on disk.
     public func write(_ writes: [LocalWrite]) throws(StoreError) -> [Change?] {
         for write in writes { try Self.validate(write) }
         let changes = try database.unsyncedTransaction { () throws(StoreError) -> [Change?] in try writeInTransaction(writes) }

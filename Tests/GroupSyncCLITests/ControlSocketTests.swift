@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 import GroupSyncCore
+import GroupSyncDaemon
+import GroupSyncStore
 
 /// The daemon's local control socket: JSON lines, many requests per connection, writes group-committed.
 @Suite(.serialized) struct ControlSocketTests {
@@ -22,6 +24,35 @@ import GroupSyncCore
         }
         #expect(try device.get("x", suite: "s") == nil)
         #expect(client.request(#"{"command":"get","suite":"s","key":"t"}"#).contains("2026-11-29T13:15:00Z"))
+    }
+
+    /// `ControlConnection`, the client the CLI and apps use: pipelined requests answered in order, and a
+    /// daemon that accepts but never answers costs the timeout (the client waits in `poll`), not a hang.
+    @Test func theSwiftClientPipelinesAndGivesUpOnADaemonThatNeverAnswers() throws {
+        let folder = TemporaryFolder()
+        let device = try TestDevice("a", in: folder)
+        try device.start()
+        let connection = try #require(ControlConnection(home: Home(path: device.cli.home)))
+        let answers = try #require(connection.requests((0..<3).map { #"{"command":"set","suite":"s","key":"k\#($0)","type":"int","value":\#($0)}"# }))
+        #expect(answers.count == 3 && answers.allSatisfy { $0.contains(#""ok":true"#) })
+        #expect(connection.request(#"{"command":"get","suite":"s","key":"k2"}"#)?.contains(#""value":2"#) == true)
+
+        let silentHome = folder.path + "/silent"
+        try FileManager.default.createDirectory(atPath: silentHome, withIntermediateDirectories: true)
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, byte) in (silentHome + "/control.sock").utf8.enumerated() { raw[i] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        #expect(bound == 0 && listen(listener, 4) == 0)  // connections complete in the backlog, unanswered
+        let silent = try #require(ControlConnection(home: Home(path: silentHome), timeoutSeconds: 1))
+        let start = Date()
+        #expect(silent.request(#"{"command":"status"}"#) == nil)
+        let waited = Date().timeIntervalSince(start)
+        #expect(waited >= 0.9 && waited < 4, "waited \(waited) s")
     }
 
     @Test func concurrentClientsAreGroupCommittedAndLoseNothing() throws {

@@ -4,8 +4,11 @@ import GroupSyncStore
 
 /// Workload 2: a fresh device pairs with one that holds N keys; time until it holds all of them, and bytes on
 /// the wire. Peers: a Redis replica's full resync; a Yjs full-state update (pycrdt, in process); and the
-/// physical floor, raw SQLite upserts of N rows with fsync per 500-row transaction.
+/// physical floor, raw SQLite upserts of N rows with fsync per transaction of a catch-up batch's size.
 enum BulkCatchUp {
+    /// Rows per transaction for the floor and the store layer: what a catch-up commits at a time.
+    static let batch = SessionConfiguration().batchSize
+
     static func run(_ bench: Bench) throws {
         let workload = "2. Bulk catch-up"
         for n in bench.options.bulkSizes {
@@ -17,7 +20,7 @@ enum BulkCatchUp {
             var floor: [Double] = []
             var storeLayer: [Double] = []
             for _ in 0..<runs {
-                floor.append(try SQLiteFloor.upsertSeconds(count: n, batch: 500, path: bench.scratch("floor") + ".db") * 1000)
+                floor.append(try SQLiteFloor.upsertSeconds(count: n, batch: batch, path: bench.scratch("floor") + ".db") * 1000)
                 storeLayer.append(try storeApplyMillis(bench, n: n))
             }
             let yjs = try bench.yjs?.run([YjsPeer.Case(kind: "full", n: n, runs: runs)]).first
@@ -44,9 +47,9 @@ enum BulkCatchUp {
                                   target: .ratioAtMost(3, "≤ 3× Redis full resync"), how: how + " " + redisHow))
             bench.results.notes.append("Bulk catch-up of \(nText) keys: the sender's daemon used \(Format.value(Stats.median(groupsync.cpuA), "ms")) of CPU during it and the receiver's \(Format.value(Stats.median(groupsync.cpuB), "ms")) (since its launch), against \(Format.value(Stats.median(groupsync.millis), "ms")) of wall time: the rest is waiting (fsyncs, round trips under the 4-batch window).")
             bench.results.add(Row(workload: workload, metric: "same, against the SQLite upsert floor", unit: "ms",
-                                  groupsyncRuns: groupsync.millis, peerName: "SQLite upserts, 500/txn, FULL", peerRuns: floor,
+                                  groupsyncRuns: groupsync.millis, peerName: "SQLite upserts, \(Format.grouped(batch))/txn, FULL", peerRuns: floor,
                                   target: .ratioAtMost(2, "≤ 2× the SQLite floor"),
-                                  how: "The floor: raw SQLite \(SQLiteFloor.version) upserts of the same N rows into a table shaped like the store's (WAL, synchronous=FULL, prepared statement, 500 rows per transaction), rows prepared before the clock starts; a new file each run."))
+                                  how: "The floor: raw SQLite \(SQLiteFloor.version) upserts of the same N rows into a table shaped like the store's (WAL, synchronous=FULL, prepared statement, \(Format.grouped(batch)) rows per transaction, a catch-up batch), rows prepared before the clock starts; a new file each run."))
             bench.results.add(Row(workload: workload, metric: "bytes on the wire for \(nText) keys", unit: "bytes",
                                   groupsyncRuns: groupsync.bytes, peerName: redis == nil ? nil : "Redis full resync", peerRuns: redis?.bytes ?? [],
                                   target: nil, how: "As above; Redis's figure is its RDB snapshot plus the PSYNC handshake."))
@@ -59,9 +62,9 @@ enum BulkCatchUp {
                                       how: "Yjs: encode the full update and apply it to a new Doc, in one Python process; not durable, not networked."))
             }
             let rate = { (millis: [Double]) in millis.map { Double(n) / ($0 / 1000) } }
-            bench.results.add(Row(workload: workload, metric: "store layer: Store.apply rows/s (500/txn) vs raw SQLite", unit: "/s",
-                                  groupsyncRuns: rate(storeLayer), peerName: "SQLite upserts, 500/txn", peerRuns: rate(floor),
-                                  target: nil, how: "GroupSync's own store, in process, no network: `Store.apply` of the same N entries in batches of 500 (what a catch-up does per batch), against the raw SQLite floor. Reference figure from the issue: ~180k rows/s.",
+            bench.results.add(Row(workload: workload, metric: "store layer: Store.apply rows/s (\(Format.grouped(batch))/txn) vs raw SQLite", unit: "/s",
+                                  groupsyncRuns: rate(storeLayer), peerName: "SQLite upserts, \(Format.grouped(batch))/txn", peerRuns: rate(floor),
+                                  target: nil, how: "GroupSync's own store, in process, no network: `Store.apply` of the same N entries in batches of \(Format.grouped(batch)) (what a catch-up does per batch), against the raw SQLite floor. Reference figure from the issue: ~180k rows/s.",
                                   lowerIsBetter: false))
         }
     }
@@ -150,12 +153,12 @@ enum BulkCatchUp {
         return (millis, bytes)
     }
 
-    /// GroupSync's store alone: `Store.apply` of `n` entries, 500 per transaction, into a new store.
+    /// GroupSync's store alone: `Store.apply` of `n` entries, a catch-up batch per transaction, into a new store.
     static func storeApplyMillis(_ bench: Bench, n: Int) throws -> Double {
         let origin = try DeviceID(bytes: [UInt8](repeating: 9, count: 32))
         let store = try Store(path: bench.scratch("store-layer") + ".db", device: try DeviceID(bytes: [UInt8](repeating: 8, count: 32)))
         let wall = Clock.wallMillis() - 60_000
-        let batches = stride(from: 0, to: n, by: 500).map { Seeding.entries($0..<min(n, $0 + 500), origin: origin, wallMillis: wall) }
+        let batches = stride(from: 0, to: n, by: batch).map { Seeding.entries($0..<min(n, $0 + batch), origin: origin, wallMillis: wall) }
         let start = Clock.nanos()
         for batch in batches { _ = try store.apply(batch) }
         return Clock.millis(since: start)

@@ -3,8 +3,10 @@
 public struct SessionConfiguration: Sendable {
     /// Protocol versions offered in `hello`.
     public var versions: ClosedRange<UInt32> = ProtocolVersion.supported
-    /// At most this many entries per `changes` message (fewer when they would not fit in a frame).
-    public var batchSize = 500
+    /// At most this many entries per `changes` message (fewer when they would not fit in a frame). The
+    /// receiver applies each in one transaction and one fsync, so this sets the fsyncs of a catch-up: 2,000
+    /// (about 200 KB) made a 100k-key catch-up ≈20 % faster than 500, holding the store's write lock ≈7 ms.
+    public var batchSize = 2000
     /// At most this many `changes` messages sent and not yet acknowledged: bounds what a slow peer makes
     /// us queue, while keeping the pipe full on a high-latency link.
     public var maxBatchesInFlight = 4

@@ -35,6 +35,10 @@ import GroupSyncStore
         let connection = try #require(ControlConnection(home: Home(path: device.cli.home)))
         let answers = try #require(connection.requests((0..<3).map { #"{"command":"set","suite":"s","key":"k\#($0)","type":"int","value":\#($0)}"# }))
         #expect(answers.count == 3 && answers.allSatisfy { $0.contains(#""ok":true"#) })
+        let sequences = answers.compactMap { answer in
+            answer.firstRange(of: #""sequence":"#).flatMap { Int(answer[$0.upperBound...].prefix { $0.isNumber }) }
+        }
+        #expect(sequences.count == 3 && sequences == sequences.sorted() && Set(sequences).count == 3)  // in request order
         #expect(connection.request(#"{"command":"get","suite":"s","key":"k2"}"#)?.contains(#""value":2"#) == true)
 
         let silentHome = folder.path + "/silent"

@@ -3,8 +3,8 @@ import Foundation
 
 /// The physical floor of a durable catch-up on this machine: raw SQLite upserts into a table shaped like the
 /// store's (`WITHOUT ROWID`, primary key (suite, key), unique index on seq), WAL with synchronous=FULL,
-/// one prepared statement, `batch` rows per transaction (a catch-up batch, `SessionConfiguration.batchSize`). No Swift store layer,
-/// no merge, no clock: only what any durable replica must pay.
+/// one prepared statement, `batch` rows per transaction (a catch-up batch, `SessionConfiguration.batchSize`).
+/// No Swift store layer, no merge, no clock: only what any durable replica must pay.
 enum SQLiteFloor {
     static var version: String { String(cString: sqlite3_libversion()) }
 

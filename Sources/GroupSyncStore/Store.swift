@@ -63,17 +63,42 @@ public final class Store: ReplicaStore {
     /// it back (entries of any origin are, PROTOCOL.md §6.6) and are resent this store's history (§6.3); its
     /// writer had no answer yet. If the sync fails, the error is thrown although the write is stored: it
     /// is not known to be on disk.
+    ///
+    /// Except when the store's clock runs ahead of this device's (a peer's clock was ahead, or ours stepped
+    /// back): a version ticked on a wall time the device's clock has not reached could be ticked again,
+    /// for another write, after a power cut took it with the clock's state — two writes with one version.
+    /// Such a write is synced before anyone can read it, as every write was before.
     public func write(_ writes: [LocalWrite]) throws(StoreError) -> [Change?] {
         for write in writes { try Self.validate(write) }
-        let changes = try database.unsyncedTransaction { () throws(StoreError) -> [Change?] in try writeInTransaction(writes) }
+        let visibleFirst = try database.unsyncedTransaction(rollingBackOnNil: { () throws(StoreError) -> [Change?]? in
+            var aheadOfClock = false
+            let changes = try writeInTransaction(writes, aheadOfClock: &aheadOfClock)
+            return aheadOfClock ? nil : changes  // rolled back, and made again synced below
+        })
+        let changes: [Change?]
+        if let visibleFirst {
+            changes = visibleFirst
+        } else {
+            changes = try database.transaction(immediate: true) { () throws(StoreError) -> [Change?] in try writeInTransaction(writes) }
+        }
+        lastWriteWasSyncedBeforeVisible = visibleFirst == nil
         if changes.contains(where: { $0 != nil }) { didCommit?() }
-        try database.syncWriteAheadLog()
+        if visibleFirst != nil { try database.syncWriteAheadLog() }
         return changes
     }
+
+    /// Whether the last `write` was synced before it became visible (its clock ran ahead): for tests.
+    private(set) var lastWriteWasSyncedBeforeVisible = false
 
     /// The body of `write`, for callers already inside a write transaction (`update`). The writes must be
     /// validated.
     func writeInTransaction(_ writes: [LocalWrite]) throws(StoreError) -> [Change?] {
+        var aheadOfClock = false
+        return try writeInTransaction(writes, aheadOfClock: &aheadOfClock)
+    }
+
+    /// `aheadOfClock`: set when a version was ticked on a wall time past this device's clock reading.
+    func writeInTransaction(_ writes: [LocalWrite], aheadOfClock: inout Bool) throws(StoreError) -> [Change?] {
         var clock = HybridClock(last: try readClock(), maxForwardDriftMillis: maxForwardDriftMillis)
         var sequence = try lastSequence()
         var changes: [Change?] = []
@@ -85,7 +110,9 @@ public final class Store: ReplicaStore {
                     continue
                 }
             }
-            let version = Version(hlc: clock.tick(physicalMillis: physicalClock()), origin: device)
+            let physical = physicalClock()
+            let version = Version(hlc: clock.tick(physicalMillis: physical), origin: device)
+            if version.hlc.wallMillis > physical { aheadOfClock = true }
             sequence += 1
             changes.append(try insert(Entry(suite: write.suite, key: write.key, value: write.value, version: version), at: sequence))
         }

@@ -433,6 +433,35 @@ import Testing
         #expect(ReplicationFixtures.converged([a, b]))
     }
 
+    /// Found by the simulator (a power cut taking a write already forwarded): after a rewound history is
+    /// detected, the resend may be cut before the peer applies any of it. Its watermark still speaks of the
+    /// old history then, and the next session must not trust it just because the horizon rose with the
+    /// resend; the horizon is raised only as the peer acknowledges.
+    @Test func aResendCutShortDoesNotMakeTheOldResumePointTrusted() {
+        let net = ReplicationNetwork()
+        let a = net.addNode("a"), b = net.addNode("b")
+        let link = net.connected(a, b)
+        for i in 1...5 { net.set(a, "old\(i)", .int(Int64(i))) }
+        let backup = a.store.durableState  // taken at sequence 5
+        for i in 6...10 { net.set(a, "old\(i)", .int(Int64(i))) }
+        net.runUntilQuiet()
+        net.disconnect(link)
+        a.store = MemoryReplicaStore(restoring: backup)
+        for i in 1...6 { net.set(a, "new\(i)", .int(Int64(i))) }  // sequences 6…11, reusing b's 6…10
+        let restoredHorizon = a.store.sendHorizon(peer: b.device)
+        #expect((restoredHorizon ?? 0) < 10)
+        net.connect(link)
+        net.deliver(link, to: 0)  // b's hello: a sees the rewound history and starts resending from 0…
+        #expect(a.store.sendHorizon(peer: b.device) == restoredHorizon)  // …without raising the horizon yet
+        net.disconnect(link)  // …and the connection breaks before b reads any of it
+        #expect(b.store.watermark(peer: a.device)?.sequence == 10)
+        net.connect(link)
+        net.runUntilQuiet()
+        for i in 1...6 { #expect(b.store.entry(suite: "group.test", key: "new\(i)") != nil, "b lacks new\(i)") }
+        #expect(ReplicationFixtures.converged([a, b]))
+        #expect(a.store.sendHorizon(peer: b.device) == a.store.lastSequence())  // raised as b acknowledged the resend
+    }
+
     @Test func aResumePointBeyondOurHistoryIsVoid() {
         // The peer remembers sequence 50 of this store ID, but the store (restored from a backup) has 1.
         let (session, _) = Self.establishedWithScriptedPeer(resume: Watermark(storeID: "a-store-1", sequence: 50))

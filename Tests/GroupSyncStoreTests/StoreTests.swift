@@ -61,6 +61,28 @@ import GroupSyncCore
         #expect(mode.int64(0) == 2)  // FULL
     }
 
+    /// A write ticked on a wall time ahead of the device's clock (here: a peer's clock was ahead) is synced
+    /// before it becomes visible: if a power cut took it, with the clock's state, the same version could be
+    /// ticked again for another write. A write on the device's own clock time becomes visible first.
+    @Test func aWriteAheadOfTheDevicesClockIsSyncedBeforeItIsVisible() throws {
+        let folder = TemporaryFolder()
+        let clock = ManualClock()
+        let store = try Store(path: folder.path + "/store.db", device: Self.me, physicalClock: clock.function)
+        try store.set(.int(1), suite: "s", key: "k")
+        #expect(!store.lastWriteWasSyncedBeforeVisible)
+        let ahead = Entry(suite: "s", key: "other", value: .int(2), version: Version(hlc: HLC(wallMillis: clock.millis + 60_000), origin: Self.other))
+        _ = try store.apply([ahead])
+        let local = try store.set(.int(3), suite: "s", key: "k")
+        #expect(local.entry.version.hlc.wallMillis == clock.millis + 60_000)
+        #expect(store.lastWriteWasSyncedBeforeVisible)
+        clock.millis += 60_001  // the device's clock catches up
+        try store.set(.int(4), suite: "s", key: "k")
+        #expect(!store.lastWriteWasSyncedBeforeVisible)
+        #expect(try store.entry(suite: "s", key: "k")?.value == .int(4))
+        let mode = try store.database.prepare("PRAGMA synchronous")
+        #expect(try mode.step() && mode.int64(0) == 2)  // FULL again after either kind
+    }
+
     @Test func clockIsMonotonicAcrossConnectionsToTheSameFile() throws {
         let folder = TemporaryFolder()
         let clock = ManualClock()

@@ -66,9 +66,15 @@ final class SQLiteDatabase {
     /// bookkeeping whose loss only costs a resend, and for writes made visible before `syncWriteAheadLog`
     /// makes them durable. The WAL still orders it after every commit before it.
     func unsyncedTransaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        try unsyncedTransaction(rollingBackOnNil: { () throws(StoreError) -> T? in try body() })!
+    }
+
+    /// `unsyncedTransaction`, but rolled back when `body` returns nil: for a body that finds only once it
+    /// has written that its commit must be synced (SQLite refuses to change that inside a transaction).
+    func unsyncedTransaction<T>(rollingBackOnNil body: () throws(StoreError) -> T?) throws(StoreError) -> T? {
         try execute("PRAGMA synchronous=NORMAL")
         defer { try? execute("PRAGMA synchronous=FULL") }
-        return try transaction(immediate: true, body)
+        return try transaction(immediate: true, rollingBackOnNil: body)
     }
 
     /// Makes every transaction committed so far durable: syncs the write-ahead log, through SQLite's own
@@ -90,6 +96,11 @@ final class SQLiteDatabase {
     /// deadlock upgrading from read to write (which SQLite reports as an un-retryable SQLITE_BUSY).
     /// A busy error after the timeout is retried with backoff rather than surfaced: a local write always succeeds.
     func transaction<T>(immediate: Bool, _ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        try transaction(immediate: immediate, rollingBackOnNil: { () throws(StoreError) -> T? in try body() })!
+    }
+
+    /// `transaction`, committed only when `body` returns a value; nil rolls it back.
+    private func transaction<T>(immediate: Bool, rollingBackOnNil body: () throws(StoreError) -> T?) throws(StoreError) -> T? {
         // Writers queue on the writer lock first, asleep in the kernel, and are woken the moment it is free;
         // SQLite's own lock is then rarely contended (see `WriterLock`).
         if immediate { writerLock.acquire() }
@@ -99,7 +110,10 @@ final class SQLiteDatabase {
             do throws(StoreError) {
                 try execute(immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED")
                 do {
-                    let result = try body()
+                    guard let result = try body() else {
+                        try execute("ROLLBACK")
+                        return nil
+                    }
                     try execute("COMMIT")
                     return result
                 } catch {

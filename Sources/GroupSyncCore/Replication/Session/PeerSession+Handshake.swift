@@ -34,11 +34,13 @@ extension PeerSession {
         // Where to start sending ours: the peer's word, if it is about this store and not beyond its end.
         let head = try storeCall("reading the last sequence") { () throws(S.Failure) in try store.lastSequence() }
         sendCursor = 0
+        raiseHorizonOnAck = false
         if let resume = hello.resume {
             if resume.storeID != localStoreID {
                 log("resume-void", "why=store-recreated peer-has=\(quoted(resume.storeID)) ours=\(quoted(localStoreID))")
             } else if resume.sequence > head {
                 // Same ID but a shorter history: restored from a backup. Resending all is the safe answer.
+                raiseHorizonOnAck = true
                 log("resume-void", "why=beyond-head resume=\(resume.sequence) head=\(head)")
             } else if let horizon = try storeCall("reading the send horizon", { () throws(S.Failure) in try store.sendHorizon(peer: peer) }),
                       resume.sequence <= horizon {
@@ -47,6 +49,7 @@ extension PeerSession {
                 // The peer read further than this store ever sent it: the store was restored (a backup, a VM
                 // snapshot) and has since reused those sequences for new writes. Trusting the resume point
                 // would skip them for good; resending everything costs time, never data.
+                raiseHorizonOnAck = true
                 log("resume-void", "why=history-rewound resume=\(resume.sequence) head=\(head)")
             }
         }

@@ -17,7 +17,7 @@ extension PeerSession {
             // The first batch goes out even when empty: it tells the peer our store epoch and that it is current.
             guard !changes.isEmpty || echoesThrough > sendCursor || !sentFirstBatch else { break }
             let reach = changes.last?.sequence ?? echoesThrough
-            if reach > sendCursor, reach > sendHorizon {
+            if !raiseHorizonOnAck, reach > sendCursor, reach > sendHorizon {
                 // Record how far we may send before sending it. Raised to the head in one step, so a long
                 // catch-up writes it once, not per batch.
                 let head = try storeCall("reading the last sequence") { () throws(S.Failure) in try store.lastSequence() }
@@ -65,6 +65,12 @@ extension PeerSession {
         guard sequence <= highestSent else { throw .protocolViolation("ack of \(sequence), beyond what was sent (\(highestSent))") }
         batchesInFlight -= 1
         unacknowledged.removeAll { $0.through <= sequence }
+        if raiseHorizonOnAck, sequence > sendHorizon {
+            // The peer now holds our current history through `sequence`: its watermark no longer speaks of
+            // the old one, so a later resume point up to here can be trusted.
+            try storeCall("saving the send horizon") { () throws(S.Failure) in try store.setSendHorizon(sequence, peer: peer) }
+            sendHorizon = sequence
+        }
         try sendAvailable(store: store)
         if pendingCount == 0 { lastSyncMillis = now }
     }

@@ -60,6 +60,10 @@ public struct PeerSession: Sendable {
     var highestSent: Int64 = 0
     /// The send horizon as stored: the highest sequence we may have sent this peer (see `ReplicaStore`).
     var sendHorizon: Int64 = 0
+    /// The peer's resume point was void because our history went back (a restored backup, a power cut that
+    /// took history it had read): the horizon is raised only as the peer acknowledges what we resend, so a
+    /// resume point it kept from the old history is still caught if this session ends first (§6.3).
+    var raiseHorizonOnAck = false
     var batchesInFlight = 0
     var sentFirstBatch = false
     /// Sent batches whose end the peer has not acknowledged as durable, with their entry counts.

@@ -63,7 +63,7 @@ import Testing
         for seed in 0..<20 as Range<UInt64> { totals.add(Simulator.run(seed: seed, options: Self.ci).stats) }
         #expect(totals.partitions > 0 && totals.drops > 0 && totals.duplicates > 0 && totals.reorders > 0 && totals.delays > 0)
         #expect(totals.crashes > 0 && totals.midEventCrashes > 0 && totals.clockJumps > 0 && totals.clockSteps > 0 && totals.refusals > 0)
-        #expect(totals.storeResets > 0)
+        #expect(totals.storeResets > 0 && totals.visibleWriteLosses > 0)
         #expect(totals.closes["peer-silent", default: 0] > 0 && totals.closes["clock-skew", default: 0] > 0)
     }
 
@@ -76,6 +76,36 @@ import Testing
         print("the checker on a store that loses acknowledged writes: \(failures.count) failures, e.g. \(failures.first ?? "none")")
         #expect(failures.contains { $0.contains("no longer holds what it acknowledged") }, "a lost acknowledged batch is caught: \(failures.prefix(3))")
         #expect(failures.contains { $0.contains("is gone") }, "a lost local write is caught: \(failures.prefix(3))")
+    }
+
+    /// A local write is visible, and forwarded, before its fsync ends (`Store.write`). A power cut in that
+    /// window takes it from its device, with the send horizons raised to forward it; peers that read it
+    /// keep it and send it back (PROTOCOL.md §6.6), and the device's reused positions are resent to them
+    /// because its horizons went back too (§6.3). Cut often here, so some lost writes do survive.
+    @Test func aWriteLostAfterItWasForwardedWinsEverywhereOrNowhere() {
+        var options = Self.ci
+        options.visibleWriteLossRate = 0.3
+        var losses = 0, survived = 0
+        for seed in 0..<20 as Range<UInt64> {
+            let keyValues = KeyValueWorkload()
+            let result = Simulator(seed: seed, options: options, workloads: [keyValues, BalanceWorkload()]).run()
+            #expect(result.passed, "seed \(seed): \(result.failures.prefix(3))")
+            losses += result.stats.visibleWriteLosses
+            survived += keyValues.lostWritesThatSurvived
+        }
+        print("writes lost to a power cut after they were visible: \(losses), of which a peer kept \(survived)")
+        #expect(losses > 0 && survived > 0, "\(losses) writes lost, \(survived) kept by a peer")
+    }
+
+    /// The checker has teeth here too: horizons that outlive the write they were raised for let a device
+    /// reuse positions its peers already read, and they never learn what it wrote there.
+    @Test func aSendHorizonThatOutlivesAPowerCutIsCaught() {
+        var options = Self.ci
+        options.visibleWriteLossRate = 0.3
+        options.keepSendHorizonsOnVisibleWriteLoss = true
+        let failures = (0..<20 as Range<UInt64>).flatMap { Simulator.run(seed: $0, options: options).failures }
+        print("the checker on horizons that outlive a power cut: \(failures.count) failures, e.g. \(failures.first ?? "none")")
+        #expect(!failures.isEmpty, "a device that trusts a horizon it lost the history for is caught")
     }
 
     @Test func withoutFaultsEverySessionStaysUp() {

@@ -15,8 +15,9 @@ enum SimulateCommand: Command {
         Runs the real replication state machines and in-memory stores of N devices over a simulated network
         and clock, once per seed. During a fault phase apps write and delete on random devices while the
         network partitions, loses, duplicates, reorders and delays frames, devices crash and restart from
-        what was on disk, stores are moved aside and refilled, and clocks are skewed and jump by minutes. Then everything heals, and each seed must
-        converge: every device holds the same store, every key holds its last write by (hlc, origin), no
+        what was on disk (some losing a write that was visible and forwarded but not yet synced), stores
+        are moved aside and refilled, and clocks are skewed and jump by minutes. Then everything heals, and
+        each seed must converge: every device holds the same store, every key holds its last write by (hlc, origin), no
         deleted key comes back, nothing acknowledged is lost. A seed replays exactly: rerun a failure with
         --seed N (add --trace to see every event). Nothing touches this device's home or the network.
 
@@ -34,6 +35,8 @@ enum SimulateCommand: Command {
           --max-delay SECONDS longest hold-up of a frame (default 120)
           --crash-rate R      device or daemon crashes per simulated minute (default 0.2)
           --reset-rate R      stores moved aside (new store ID, refilled by peers) per simulated minute (default 0.05)
+          --visible-loss-rate P  probability a write is lost to a power cut after it was visible and forwarded,
+                              before its fsync ended (default 0.03)
           --skew SECONDS      each device's clock is off by up to this much either way (default 120)
           --jump-rate R       clock jumps of 6-10 minutes per simulated minute (default 0.1)
           --no-faults         all rates and the skew 0, except those given explicitly
@@ -47,7 +50,7 @@ enum SimulateCommand: Command {
     static let flags = FlagSpec.with(
         valued: ["--replicas", "--seeds", "--first-seed", "--seed", "--operations", "--minutes", "--partition-rate",
                  "--drop-rate", "--dup-rate", "--reorder-rate", "--delay-rate", "--max-delay", "--crash-rate", "--reset-rate",
-                 "--skew", "--jump-rate", "--jobs"],
+                 "--visible-loss-rate", "--skew", "--jump-rate", "--jobs"],
         switches: ["--no-faults", "--trace"])
 
     /// A seed failed: distinct from the other exit codes, so scripts can tell a finding from a mistake.
@@ -77,6 +80,7 @@ enum SimulateCommand: Command {
         if let text = arguments.value("--max-delay") { options.maxDelayMillis = Int64(try integer(text, "--max-delay", 1...86_400)) * 1000 }
         if let text = arguments.value("--crash-rate") { options.crashRate = try rate(text, "--crash-rate", max: 60) }
         if let text = arguments.value("--reset-rate") { options.storeResetRate = try rate(text, "--reset-rate", max: 60) }
+        if let text = arguments.value("--visible-loss-rate") { options.visibleWriteLossRate = try rate(text, "--visible-loss-rate", max: 1) }
         if let text = arguments.value("--skew") { options.maxSkewMillis = Int64(try integer(text, "--skew", 0...86_400)) * 1000 }
         if let text = arguments.value("--jump-rate") { options.jumpRate = try rate(text, "--jump-rate", max: 60) }
         let single = count == 1

@@ -48,6 +48,12 @@ public final class MemoryReplicaStore: ReplicaStore {
         fileprivate let history: [Key?]
         fileprivate let watermarks: [DeviceID: Watermark]
         fileprivate let sendHorizons: [DeviceID: Int64]
+
+        /// This state with the send horizons of a later one: only for the simulator's self-test of the checker.
+        func keepingSendHorizons(of later: DurableState) -> DurableState {
+            DurableState(device: device, storeID: storeID, clock: clock, rows: rows, history: history, watermarks: watermarks,
+                         sendHorizons: later.sendHorizons)
+        }
     }
 
     public var durableState: DurableState {

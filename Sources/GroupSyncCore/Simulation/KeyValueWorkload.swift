@@ -3,7 +3,9 @@
 ///
 /// Promises checked: every key's winner on every replica is the write with the greatest (hlc, origin) among
 /// all acknowledged writes of it (so no acknowledged write is lost to an older one, and no deleted key comes
-/// back), values arrive bit-exact, and no replica holds a key nobody wrote.
+/// back), values arrive bit-exact, and no replica holds a key nobody wrote. A write lost to a power cut
+/// after it became visible was never acknowledged: it may win instead, if a peer read it before the cut and
+/// so kept it, but then it must win everywhere.
 public final class KeyValueWorkload: SimulationWorkload {
     public let name = "kv"
     public let weight: Int
@@ -11,10 +13,19 @@ public final class KeyValueWorkload: SimulationWorkload {
     let keys: [String]
     /// Every acknowledged write of each key.
     private var writes: [KeyPath: [Write]] = [:]
+    /// Writes lost by their device to a power cut after they became visible (never acknowledged).
+    private var lostWrites: [KeyPath: [Write]] = [:]
+    /// The last write performed, and what its device's `latestLocal` held for the key before it. Only a write
+    /// ticked on its device's clock time is visible before it is durable: one ticked ahead of that clock is
+    /// synced first (`Store.write`), so no power cut can take it once anyone could read it.
+    private var lastWrite: (replica: Int, path: KeyPath, previous: Version?, visibleFirst: Bool)?
     private var keyOrder: [KeyPath] = []
     /// Per replica, the latest acknowledged local write of each key it wrote: the store must never hold
     /// less, crash or not.
     private var latestLocal: [Int: [KeyPath: Version]] = [:]
+    /// Writes lost by their device after they became visible that a peer kept, so that they won everywhere
+    /// (counted by `verify`).
+    public private(set) var lostWritesThatSurvived = 0
     public private(set) var sets = 0
     public private(set) var deletes = 0
 
@@ -35,6 +46,7 @@ public final class KeyValueWorkload: SimulationWorkload {
     }
 
     public func perform(on replica: SimulatedReplica, random: inout SeededGenerator) -> String? {
+        lastWrite = nil
         let path = KeyPath(suite: suites.randomElement(using: &random)!, key: keys.randomElement(using: &random)!)
         let change: Change?
         if random.chance(0.3) {
@@ -45,7 +57,8 @@ public final class KeyValueWorkload: SimulationWorkload {
             sets += 1
         }
         guard let change else { return nil }
-        if writes[path] == nil { keyOrder.append(path) }
+        lastWrite = (replica.index, path, latestLocal[replica.index]?[path], change.entry.version.hlc.wallMillis <= replica.physicalMillis)
+        if writes[path] == nil && lostWrites[path] == nil { keyOrder.append(path) }
         writes[path, default: []].append(Write(version: change.entry.version, value: change.entry.value))
         latestLocal[replica.index, default: [:]][path] = change.entry.version
         return "\(change.entry.isDeleted ? "delete" : "set") \(path.suite)/\(path.key) hlc=\(change.entry.version.hlc)"
@@ -65,18 +78,39 @@ public final class KeyValueWorkload: SimulationWorkload {
     /// The replica's own writes now live only in its peers' stores (and come back from there).
     public func storeWasReset(_ replica: SimulatedReplica) { latestLocal[replica.index] = nil }
 
+    public func lastOperationWasLost(on replica: SimulatedReplica) -> Bool {
+        guard let last = lastWrite, last.replica == replica.index, last.visibleFirst, let write = writes[last.path]?.popLast() else { return false }
+        lastWrite = nil
+        if writes[last.path]!.isEmpty { writes[last.path] = nil }
+        lostWrites[last.path, default: []].append(write)
+        latestLocal[replica.index]?[last.path] = last.previous
+        return true
+    }
+
     public func verify(_ replicas: [SimulatedReplica]) -> [String] {
         var problems: [String] = []
         for path in keyOrder {
-            let winner = writes[path]!.max { $0.version < $1.version }!
+            let acknowledged = writes[path] ?? []
+            let winner = acknowledged.max { $0.version < $1.version }
+            // Lost writes newer than every acknowledged one may have survived through a peer.
+            let survivors = (lostWrites[path] ?? []).filter { lost in winner.map { lost.version > $0.version } ?? true }
+            if let first = replicas.first?.store.entry(suite: path.suite, key: path.key), survivors.contains(where: { $0.version == first.version }) {
+                lostWritesThatSurvived += 1
+            }
             for replica in replicas {
                 let held = replica.store.entry(suite: path.suite, key: path.key)
-                guard let held else {
-                    problems.append("\(replica.name) lacks \(path.suite)/\(path.key) (written \(writes[path]!.count) times)")
+                // Bit-exact: `==` on doubles would let -0.0 pass for 0.0.
+                let isHeld = { (write: Write) in held?.version == write.version && held?.value.map(ValueCodec.encode) == write.value.map(ValueCodec.encode) }
+                if survivors.contains(where: isHeld) { continue }
+                guard let winner else {
+                    if let held { problems.append("\(replica.name) holds \(path.suite)/\(path.key) at \(held.version.hlc), which matches no write of it (all were lost)") }
                     continue
                 }
-                // Bit-exact: `==` on doubles would let -0.0 pass for 0.0.
-                if held.version == winner.version && held.value.map(ValueCodec.encode) == winner.value.map(ValueCodec.encode) { continue }
+                guard let held else {
+                    problems.append("\(replica.name) lacks \(path.suite)/\(path.key) (written \(acknowledged.count) times)")
+                    continue
+                }
+                if isHeld(winner) { continue }
                 if winner.value == nil && held.value != nil {
                     problems.append("\(path.suite)/\(path.key) was deleted at \(winner.version.hlc) but came back on \(replica.name) with version \(held.version.hlc)")
                 } else {
@@ -86,7 +120,8 @@ public final class KeyValueWorkload: SimulationWorkload {
         }
         for replica in replicas {
             // Only this workload's suites: other workloads (the balance) write suites of their own.
-            for entry in replica.store.entries where suites.contains(entry.suite) && writes[KeyPath(suite: entry.suite, key: entry.key)] == nil {
+            for entry in replica.store.entries where suites.contains(entry.suite) && writes[KeyPath(suite: entry.suite, key: entry.key)] == nil
+                && lostWrites[KeyPath(suite: entry.suite, key: entry.key)] == nil {
                 problems.append("\(replica.name) holds \(entry.suite)/\(entry.key), which nobody wrote")
             }
         }

@@ -25,6 +25,9 @@ public final class SimulatedReplica {
     var pendingCrash: CrashKind?
     /// Bumped at every crash, so a restart scheduled for an earlier life is ignored.
     var life = 0
+    /// Bumped when a power cut takes history this replica had already shown its peers (positions they may
+    /// have read and acknowledged now hold other writes, or nothing).
+    var rollbacks = 0
     var notifyScheduled = false
     /// The state before the current event, for the checker self-test that loses acknowledged writes.
     var previousState: MemoryReplicaStore.DurableState?
@@ -70,6 +73,8 @@ final class SimulatedLink {
     var deliveryAt: [Int64?] = [nil, nil]
     var timerAt: [Int64?] = [nil, nil]
     var connectedAt: Int64 = 0
+    /// Each side's peer's `rollbacks` when this connection began: an `ack` on it speaks of that history.
+    var peerRollbacks = [0, 0]
     /// A duplicate or reordered frame went over this connection: protocol errors are expected on it.
     var tainted = false
     var backoff = ReconnectBackoff()

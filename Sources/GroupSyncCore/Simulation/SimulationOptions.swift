@@ -41,6 +41,10 @@ public struct SimulationOptions: Sendable, Equatable {
     /// but starts an empty store with a new store ID, which its peers must read afresh and refill. Only a
     /// store that holds nothing its peers lack is reset, so no acknowledged write is lost by it.
     public var storeResetRate = 0.05
+    /// Of the key-value writes, the share struck by a power cut after the write became visible — and the
+    /// daemon forwarded it — but before its fsync ended (`Store.write`): the device loses it (with the send
+    /// horizon raised to forward it), its writer was never answered, and it lives on only if a peer read it.
+    public var visibleWriteLossRate = 0.03
 
     // MARK: Clocks
     /// Each replica's physical clock is off by up to this much, either way; re-drawn now and then.
@@ -53,6 +57,10 @@ public struct SimulationOptions: Sendable, Equatable {
     /// Breaks durability on purpose: a crash also loses the last event's transactions although its
     /// acknowledgements went out. Only for proving that the checker notices; never on in a real run.
     public var loseAcknowledgedWritesOnCrash = false
+    /// Breaks the send horizon on purpose: a power cut that takes a visible write (`visibleWriteLossRate`)
+    /// keeps the horizons raised to forward it, as if they had been durable before the write was. Only for
+    /// proving that the checker notices; never on in a real run.
+    public var keepSendHorizonsOnVisibleWriteLoss = false
 
     /// Keep every event as a line of the result's trace (slower; for replaying one seed).
     public var trace = false
@@ -69,6 +77,7 @@ public struct SimulationOptions: Sendable, Equatable {
         options.delayRate = 0
         options.crashRate = 0
         options.storeResetRate = 0
+        options.visibleWriteLossRate = 0
         options.jumpRate = 0
         options.maxSkewMillis = 0
         return options

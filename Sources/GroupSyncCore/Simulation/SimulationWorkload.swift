@@ -18,6 +18,10 @@ public protocol SimulationWorkload: AnyObject {
     func observe(_ replica: SimulatedReplica) -> [String]
     /// `replica`'s store was moved aside and replaced by an empty one (its peers held everything in it).
     func storeWasReset(_ replica: SimulatedReplica)
+    /// A power cut struck the operation just performed on `replica` after it was visible, before it was
+    /// durable: it was never acknowledged. Returns false for a workload whose operations cannot be caught
+    /// so (they commit synced, as `Store.update` does), and the simulator then leaves them alone.
+    func lastOperationWasLost(on replica: SimulatedReplica) -> Bool
     /// Invariants of the converged state (every replica up, the network quiet and every store equal).
     func verify(_ replicas: [SimulatedReplica]) -> [String]
 }
@@ -25,6 +29,7 @@ public protocol SimulationWorkload: AnyObject {
 extension SimulationWorkload {
     public func observe(_ replica: SimulatedReplica) -> [String] { [] }
     public func storeWasReset(_ replica: SimulatedReplica) {}
+    public func lastOperationWasLost(on replica: SimulatedReplica) -> Bool { false }
 }
 
 /// The workloads a standard run uses, made fresh for each seed.

@@ -29,6 +29,7 @@ extension Simulator {
         link.timerAt = [nil, nil]
         link.tainted = false
         link.connectedAt = now
+        link.peerRollbacks = [replicas[link.ends[1]].rollbacks, replicas[link.ends[0]].rollbacks]
         result.stats.connections += 1
         trace("link \(replicas[link.ends[0]].name)-\(replicas[link.ends[1]].name) connected")
         for side in 0..<2 {
@@ -222,9 +223,11 @@ extension Simulator {
             switch output {
             case .send(let bytes):
                 if link.open[side] {
-                    // An ack is about the peer's store as this session knows it; an older epoch's means nothing now.
+                    // An ack is about the peer's store as this session knows it; an older epoch's means nothing
+                    // now, nor does one about history the peer has since lost to a power cut.
                     let sender = replicas[link.ends[1 - side]]
-                    if link.sessions[side]?.peerStoreID ?? sender.store.storeID == sender.store.storeID {
+                    if link.sessions[side]?.peerStoreID ?? sender.store.storeID == sender.store.storeID,
+                       link.peerRollbacks[side] == sender.rollbacks {
                         noteAcknowledgement(bytes, from: replica, to: sender)
                     }
                     enqueue(.bytes(bytes), on: link, to: 1 - side)

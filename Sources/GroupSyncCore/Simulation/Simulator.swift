@@ -6,14 +6,16 @@
 /// A run has two phases. During the fault phase the workloads write on random replicas while the network
 /// partitions and heals, loses frames (which resets their connection), duplicates, reorders and delays
 /// them, replicas crash (restarting from their durable state only, sometimes between two transactions of
-/// one event), stores are moved aside (a new store ID that peers must read afresh and refill) and clocks are
-/// skewed and jump by minutes. Then everything heals — partitions end, crashed
+/// one event, or after a local write was visible and forwarded but before its fsync ended, losing it), stores
+/// are moved aside (a new store ID that peers must read afresh and refill) and clocks are skewed and jump by
+/// minutes. Then everything heals — partitions end, crashed
 /// replicas restart, clocks are set right — and the run goes on until the network is quiet and every
 /// session reports its peer current. The checker then requires:
 ///
 /// - every replica holds the same store (entries, versions and values);
 /// - each workload's promises (for key-value data: every key's winner is the greatest (hlc, origin) of its
-///   acknowledged writes, so no acknowledged write is lost and no deleted key comes back);
+///   acknowledged writes, so no acknowledged write is lost and no deleted key comes back; a write lost to a
+///   power cut after it was forwarded may win instead, if a peer kept it, but then everywhere);
 /// - every acknowledgement was true: when a replica acks a peer's history through sequence W, it durably
 ///   holds every entry of that history up to W (or something newer) — checked when the ack is sent and
 ///   again after every crash;
@@ -181,11 +183,36 @@ public final class Simulator {
         guard total > 0 else { return }
         var pick = Int.random(in: 0..<total, using: &random)
         let workload = workloads.first { pick -= $0.weight; return pick < 0 }!
+        let before = replica.store.durableState
         guard let line = workload.perform(on: replica, random: &random) else { return }
         result.stats.operations += 1
         trace("\(replica.name) \(workload.name): \(line)")
+        if replica.daemonUp, replica.pendingCrash == nil, random.chance(options.visibleWriteLossRate),
+           workload.lastOperationWasLost(on: replica) {
+            loseVisibleWrite(on: replica, restoring: before)
+            return
+        }
         observe(replica)
         scheduleNotify(replica)
+    }
+
+    /// A write is visible before its fsync ends (`Store.write`), and the daemon forwards it at once: power
+    /// fails after the sessions sent it, before the writer was answered. The device comes back without it —
+    /// and without the send horizons raised to forward it — so positions its peers read now hold other
+    /// writes: the acknowledgements they made of them are void, and the protocol must resend (§6.3) and
+    /// bring the lost write back from whoever kept it (§6.6).
+    func loseVisibleWrite(on replica: SimulatedReplica, restoring before: MemoryReplicaStore.DurableState) {
+        result.stats.visibleWriteLosses += 1
+        trace("\(replica.name) power fails after the write became visible, before its fsync ended")
+        notify(replica)
+        replica.rollbacks += 1
+        let restored = options.keepSendHorizonsOnVisibleWriteLoss ? before.keepingSendHorizons(of: replica.store.durableState) : before
+        crash(replica, kind: .device, restoring: restored)
+        let kept = replica.store.lastSequence()
+        for other in replicas.indices {
+            acknowledged[other][replica.index] = min(acknowledged[other][replica.index], kept)
+            ackChecked[other][replica.index] = min(ackChecked[other][replica.index], kept)
+        }
     }
 
     /// The daemon learns of a commit through inotify, a moment later, and tells every session.

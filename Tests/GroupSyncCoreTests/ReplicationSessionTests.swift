@@ -409,11 +409,9 @@ import Testing
         #expect(gap.last.map { if case .close(.protocolViolation) = $0 { true } else { false } } == true)
     }
 
-    /// A store restored from a backup keeps its store ID but loses the end of its history; new writes then
-    /// reuse sequence numbers a peer has already acknowledged. If the store writes past the peer's old
-    /// watermark before they meet again, the peer resumes after that watermark and never reads the new
-    /// writes at the reused positions. (§6.3 only catches a resume point beyond the head.)
-    @Test func aStoreRestoredFromABackupAndWrittenPastThePeersWatermark() {
+    /// b has read a's history through sequence 10; then, disconnected, a is restored from a backup taken at
+    /// sequence 5 and writes new1…new6 at sequences 6…11, reusing positions b has read.
+    static func restoredFromABackupAndWrittenPastThePeer() -> (ReplicationNetwork, ReplicationNode, ReplicationNode, ReplicationLink) {
         let net = ReplicationNetwork()
         let a = net.addNode("a"), b = net.addNode("b")
         let link = net.connected(a, b)
@@ -425,7 +423,16 @@ import Testing
         net.disconnect(link)
         a.store = MemoryReplicaStore(restoring: backup)
         #expect(a.store.lastSequence() == 5)
-        for i in 1...6 { net.set(a, "new\(i)", .int(Int64(i))) }  // sequences 6…11: past b's watermark of 10
+        for i in 1...6 { net.set(a, "new\(i)", .int(Int64(i))) }
+        return (net, a, b, link)
+    }
+
+    /// A store restored from a backup keeps its store ID but loses the end of its history; new writes then
+    /// reuse sequence numbers a peer has already acknowledged. If the store writes past the peer's old
+    /// watermark before they meet again, the peer resumes after that watermark and never reads the new
+    /// writes at the reused positions. (§6.3 only catches a resume point beyond the head.)
+    @Test func aStoreRestoredFromABackupAndWrittenPastThePeersWatermark() {
+        let (net, a, b, link) = Self.restoredFromABackupAndWrittenPastThePeer()
         net.connect(link)
         net.runUntilQuiet()
         // a's send horizon came back with the backup (5), below b's resume point (10): a resends everything.
@@ -438,16 +445,7 @@ import Testing
     /// old history then, and the next session must not trust it just because the horizon rose with the
     /// resend; the horizon is raised only as the peer acknowledges.
     @Test func aResendCutShortDoesNotMakeTheOldResumePointTrusted() {
-        let net = ReplicationNetwork()
-        let a = net.addNode("a"), b = net.addNode("b")
-        let link = net.connected(a, b)
-        for i in 1...5 { net.set(a, "old\(i)", .int(Int64(i))) }
-        let backup = a.store.durableState  // taken at sequence 5
-        for i in 6...10 { net.set(a, "old\(i)", .int(Int64(i))) }
-        net.runUntilQuiet()
-        net.disconnect(link)
-        a.store = MemoryReplicaStore(restoring: backup)
-        for i in 1...6 { net.set(a, "new\(i)", .int(Int64(i))) }  // sequences 6…11, reusing b's 6…10
+        let (net, a, b, link) = Self.restoredFromABackupAndWrittenPastThePeer()
         let restoredHorizon = a.store.sendHorizon(peer: b.device)
         #expect((restoredHorizon ?? 0) < 10)
         net.connect(link)

@@ -17,9 +17,10 @@ enum SimulateCommand: Command {
         network partitions, loses, duplicates, reorders and delays frames, devices crash and restart from
         what was on disk (some losing a write that was visible and forwarded but not yet synced), stores
         are moved aside and refilled, and clocks are skewed and jump by minutes. Then everything heals, and
-        each seed must converge: every device holds the same store, every key holds its last write by (hlc, origin), no
-        deleted key comes back, nothing acknowledged is lost. A seed replays exactly: rerun a failure with
-        --seed N (add --trace to see every event). Nothing touches this device's home or the network.
+        each seed must converge: every device holds the same store, every key holds its last write by
+        (hlc, origin), no deleted key comes back, nothing acknowledged is lost. A seed replays exactly:
+        rerun a failure with --seed N (add --trace to see every event). Nothing touches this device's home
+        or the network.
 
           --replicas N|A-B    devices per seed, or a range drawn per seed (default 3-7; 2 to 16)
           --seeds S           how many seeds (default 100)

@@ -15,7 +15,7 @@ enum SimulateCommand: Command {
         Runs the real replication state machines and in-memory stores of N devices over a simulated network
         and clock, once per seed. During a fault phase apps write and delete on random devices while the
         network partitions, loses, duplicates, reorders and delays frames, devices crash and restart from
-        what was on disk (some losing a write that was visible and forwarded but not yet synced), stores
+        what was on disk (some losing a write or batch already visible and forwarded, not yet synced), stores
         are moved aside and refilled, and clocks are skewed and jump by minutes. Then everything heals, and
         each seed must converge: every device holds the same store, every key holds its last write by
         (hlc, origin), no deleted key comes back, nothing acknowledged is lost. A seed replays exactly:
@@ -36,8 +36,8 @@ enum SimulateCommand: Command {
           --max-delay SECONDS longest hold-up of a frame (default 120)
           --crash-rate R      device or daemon crashes per simulated minute (default 0.2)
           --reset-rate R      stores moved aside (new store ID, refilled by peers) per simulated minute (default 0.05)
-          --visible-loss-rate P  probability a write is lost to a power cut after it was visible and forwarded,
-                              before its fsync ended (default 0.03)
+          --visible-loss-rate P  probability a write, or a received batch, is lost to a power cut after it
+                              was visible and forwarded, before its fsync ended (default 0.03)
           --skew SECONDS      each device's clock is off by up to this much either way (default 120)
           --jump-rate R       clock jumps of 6-10 minutes per simulated minute (default 0.1)
           --no-faults         all rates and the skew 0, except those given explicitly

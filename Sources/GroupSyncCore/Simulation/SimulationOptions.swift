@@ -41,9 +41,10 @@ public struct SimulationOptions: Sendable, Equatable {
     /// but starts an empty store with a new store ID, which its peers must read afresh and refill. Only a
     /// store that holds nothing its peers lack is reset, so no acknowledged write is lost by it.
     public var storeResetRate = 0.05
-    /// Of the key-value writes, the share struck by a power cut after the write became visible — and the
-    /// daemon forwarded it — but before its fsync ended (`Store.write`): the device loses it (with the send
-    /// horizon raised to forward it), its writer was never answered, and it lives on only if a peer read it.
+    /// Of the key-value writes, and of the session events that apply a peer's batch, the share struck by a
+    /// power cut after the write (or batch) became visible — and the daemon forwarded it — but before its
+    /// fsync ended (`Store.write`, `Store.apply`): the device loses it, with the send horizons raised to
+    /// forward it; nobody was answered, and it lives on only where a peer read it (or at its origin).
     public var visibleWriteLossRate = 0.03
 
     // MARK: Clocks

@@ -30,7 +30,7 @@ public struct SimulationStats: Sendable, Equatable {
     public var clockSteps = 0
     /// Stores moved aside and refilled by their peers.
     public var storeResets = 0
-    /// Power cuts that took a write already visible and forwarded, before its fsync ended.
+    /// Power cuts that took a local write or a peer's batch already visible and forwarded, before its fsync ended.
     public var visibleWriteLosses = 0
     /// Batches whose entries a receiver refused because they were stamped too far ahead of its clock.
     public var refusals = 0
@@ -101,7 +101,7 @@ public struct SimulationReport: Sendable {
             "converged: \(results.count - failed.count) of \(results.count)" + (failed.isEmpty ? "" : "  FAILED: \(failed.count)"),
             "time to converge after the faults stopped (simulated): median \(percentile(0.5)), p99 \(percentile(0.99)), max \(times.last.map(seconds) ?? "-")",
             "operations acknowledged: \(totals.operations); frames delivered: \(totals.framesDelivered) (\(totals.bytesDelivered / 1024) KiB); connections: \(totals.connections)",
-            "faults: \(totals.partitions) partitions, \(totals.drops) dropped frames (connection reset), \(totals.duplicates) duplicated, \(totals.reorders) reordered, \(totals.delays) delayed, \(totals.crashes) crashes (\(totals.midEventCrashes) mid-event), \(totals.clockJumps) clock jumps, \(totals.clockSteps) clock steps, \(totals.storeResets) stores moved aside, \(totals.visibleWriteLosses) visible writes lost to a power cut",
+            "faults: \(totals.partitions) partitions, \(totals.drops) dropped frames (connection reset), \(totals.duplicates) duplicated, \(totals.reorders) reordered, \(totals.delays) delayed, \(totals.crashes) crashes (\(totals.midEventCrashes) mid-event), \(totals.clockJumps) clock jumps, \(totals.clockSteps) clock steps, \(totals.storeResets) stores moved aside, \(totals.visibleWriteLosses) visible writes or batches lost to a power cut",
             "refused batches (clock ahead, retried later): \(totals.refusals)",
             "sessions ended: " + totals.closes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "),
         ]

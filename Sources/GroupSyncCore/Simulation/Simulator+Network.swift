@@ -211,8 +211,16 @@ extension Simulator {
             let before = replica.store.durableState
             replica.store.didCommit = { [unowned replica] in replica.previousState = before }
         }
+        let strike = faultsActive && random.chance(options.visibleWriteLossRate)
+        let before = strike ? replica.store.durableState : nil
         let outputs = event(&link.sessions[side]!, replica.store, replica.physicalMillis)
         replica.store.didCommit = nil
+        if let before, outputs.contains(where: { if case .applied = $0 { true } else { false } }) {
+            // The batch was committed before its sync, so the other sessions forward it; the power fails
+            // before the sync ended, and the ack (sent after it) never leaves.
+            losePowerAfterForwarding("a peer's batch", on: replica, restoring: before)
+            return
+        }
         perform(outputs, on: link, side: side)
         scheduleTimer(link, side: side)
     }

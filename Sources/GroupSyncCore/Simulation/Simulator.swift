@@ -6,10 +6,10 @@
 /// A run has two phases. During the fault phase the workloads write on random replicas while the network
 /// partitions and heals, loses frames (which resets their connection), duplicates, reorders and delays
 /// them, replicas crash (restarting from their durable state only, sometimes between two transactions of
-/// one event, or after a local write was visible and forwarded but before its fsync ended, losing it), stores
-/// are moved aside (a new store ID that peers must read afresh and refill) and clocks are skewed and jump by
-/// minutes. Then everything heals — partitions end, crashed
-/// replicas restart, clocks are set right — and the run goes on until the network is quiet and every
+/// one event, or after a local write or a peer's batch was visible and forwarded but before its fsync
+/// ended, losing it), stores are moved aside (a new store ID that peers must read afresh and refill) and
+/// clocks are skewed and jump by minutes. Then everything heals — partitions end, crashed replicas
+/// restart, clocks are set right — and the run goes on until the network is quiet and every
 /// session reports its peer current. The checker then requires:
 ///
 /// - every replica holds the same store (entries, versions and values);
@@ -189,21 +189,21 @@ public final class Simulator {
         trace("\(replica.name) \(workload.name): \(line)")
         if replica.daemonUp, replica.pendingCrash == nil, random.chance(options.visibleWriteLossRate),
            workload.lastOperationWasLost(on: replica) {
-            loseVisibleWrite(on: replica, restoring: before)
+            losePowerAfterForwarding("the write", on: replica, restoring: before)
             return
         }
         observe(replica)
         scheduleNotify(replica)
     }
 
-    /// A write is visible before its fsync ends (`Store.write`), and the daemon forwards it at once: power
-    /// fails after the sessions sent it, before the writer was answered. The device comes back without it —
-    /// and without the send horizons raised to forward it — so positions its peers read now hold other
-    /// writes: the acknowledgements they made of them are void, and the protocol must resend (§6.3) and
-    /// bring the lost write back from whoever kept it (§6.6).
-    func loseVisibleWrite(on replica: SimulatedReplica, restoring before: MemoryReplicaStore.DurableState) {
+    /// A local write, or a peer's batch, is visible before its fsync ends (`Store.write`, `Store.apply`), and
+    /// the daemon forwards it at once: power fails after the sessions sent it, before anyone was answered.
+    /// The device comes back without it — and without the send horizons raised to forward it — so positions
+    /// its peers read now hold other writes: the acknowledgements they made of them are void, and the
+    /// protocol must resend (§6.3) and bring what was lost back from whoever kept it (§6.6).
+    func losePowerAfterForwarding(_ what: String, on replica: SimulatedReplica, restoring before: MemoryReplicaStore.DurableState) {
         result.stats.visibleWriteLosses += 1
-        trace("\(replica.name) power fails after the write became visible, before its fsync ended")
+        trace("\(replica.name) power fails after \(what) became visible, before its fsync ended")
         notify(replica)
         replica.rollbacks += 1
         let restored = options.keepSendHorizonsOnVisibleWriteLoss ? before.keepingSendHorizons(of: replica.store.durableState) : before

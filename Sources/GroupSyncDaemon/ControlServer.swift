@@ -410,5 +410,3 @@ enum LineSocket {
         FileDescriptorIO.writeAll(fd, Array((line + "\n").utf8))
     }
 }
-
-

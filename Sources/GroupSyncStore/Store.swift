@@ -358,13 +358,16 @@ public final class Store: ReplicaStore {
             }
         }
         let hlc = HLC(wallMillis: statement.int64(c + 1), logical: UInt32(truncatingIfNeeded: statement.int64(c + 2)))
-        if lastOrigin.map({ !statement.bytes(c + 3, equal: $0.bytes) }) ?? true {
-            guard let origin = try? DeviceID(bytes: statement.bytes(c + 3)) else {
+        let origin: DeviceID
+        if let last = lastOrigin, statement.bytes(c + 3, equal: last.bytes) {
+            origin = last
+        } else {
+            guard let read = try? DeviceID(bytes: statement.bytes(c + 3)) else {
                 throw .corrupt(path: path, reason: "origin of \(suite)/\(key) is not a device ID")
             }
-            lastOrigin = origin
+            origin = read
+            lastOrigin = read
         }
-        guard let origin = lastOrigin else { throw .corrupt(path: path, reason: "origin of \(suite)/\(key) is not a device ID") }
         return Entry(suite: suite, key: key, value: value, version: Version(hlc: hlc, origin: origin))
     }
 

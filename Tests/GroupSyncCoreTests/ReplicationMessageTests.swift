@@ -65,8 +65,7 @@ import Testing
     @Test func batchesMustBeOrderedAndInRange() {
         func batchFrame(after: Int64, through: Int64, sequences: [Int64]) -> Frame {
             let changes = sequences.map { Change(sequence: $0, entry: ReplicationFixtures.entry("k\($0)", .int(1), wall: 1)) }
-            return Frame(type: MessageType.changes.rawValue,
-                         payload: MessageCodec.changesPayload(after: after, through: through, encodedChanges: changes.map(MessageCodec.encode)))
+            return MessageCodec.frame(.changes(ChangeBatch(after: after, through: through, changes: changes)))
         }
         #expect(throws: Never.self) { try MessageCodec.decode(batchFrame(after: 1, through: 9, sequences: [2, 5, 9])) }
         #expect(throws: MessageError.self) { try MessageCodec.decode(batchFrame(after: 5, through: 4, sequences: [])) }

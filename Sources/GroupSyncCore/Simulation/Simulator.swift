@@ -183,12 +183,14 @@ public final class Simulator {
         guard total > 0 else { return }
         var pick = Int.random(in: 0..<total, using: &random)
         let workload = workloads.first { pick -= $0.weight; return pick < 0 }!
-        let before = replica.store.durableState
+        // The state to fall back to is taken only when the power cut will strike: a copy taken for nothing
+        // costs a copy of the whole store at the write that follows.
+        let strike = replica.daemonUp && replica.pendingCrash == nil && random.chance(options.visibleWriteLossRate)
+        let before = strike ? replica.store.durableState : nil
         guard let line = workload.perform(on: replica, random: &random) else { return }
         result.stats.operations += 1
         trace("\(replica.name) \(workload.name): \(line)")
-        if replica.daemonUp, replica.pendingCrash == nil, random.chance(options.visibleWriteLossRate),
-           workload.lastOperationWasLost(on: replica) {
+        if let before, workload.lastOperationWasLost(on: replica) {
             losePowerAfterForwarding("the write", on: replica, restoring: before)
             return
         }

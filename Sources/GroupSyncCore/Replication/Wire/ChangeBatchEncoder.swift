@@ -13,8 +13,8 @@ public struct ChangeBatchEncoder {
         case never
 
         /// Deflates live changes and delta catch-ups (100 changes of the benchmark are about 10 KB), at
-        /// zlib's default level, for a fraction of a millisecond. A bulk catch-up's batches (500 changes,
-        /// about 50 KB) go stored: deflate runs at about 40 MB/s on a small machine, which would double the
+        /// zlib's default level, for a fraction of a millisecond. A bulk catch-up's batches (2,000 changes,
+        /// about 200 KB) go stored: deflate runs at about 40 MB/s on a small machine, which would double the
         /// sender's CPU while both daemons share two cores; on a slow link, raise the bound
         /// (`SessionConfiguration.compression`), and larger bodies are deflated at the fastest level.
         public static let `default` = Compression.whenItPays(upToBodyBytes: 16 * 1024)

@@ -56,20 +56,6 @@ public enum MessageCodec {
         return w.bytes
     }
 
-    /// A `changes` payload from changes encoded one by one, so a sender can fill a batch up to a byte
-    /// budget without encoding anything twice.
-    public static func changesPayload(after: Int64, through: Int64, encodedChanges: [[UInt8]]) -> [UInt8] {
-        var w = ByteWriter(reservingCapacity: 30 + encodedChanges.reduce(0) { $0 + $1.count })
-        w.writeVarint(UInt64(after))
-        w.writeVarint(UInt64(through))
-        w.writeVarint(UInt64(encodedChanges.count))
-        for change in encodedChanges { w.write(contentsOf: change) }
-        return w.bytes
-    }
-
-    /// Room a version 1 `changes` payload needs besides its changes: three varints of at most 10 bytes.
-    public static let changesOverheadBytes = 30
-
     /// One change of a batch: sequence, suite, key, HLC (wall, logical), origin (32 raw bytes), then the value
     /// in `ValueCodec` form, or a single 0 byte for a tombstone (no value tag is 0).
     public static func encode(_ change: Change) -> [UInt8] {

@@ -5,7 +5,7 @@ import CZlib
 /// zlib is the core's one C dependency, and only computes: no I/O, no clocks, the same output for the same
 /// input. The `z_stream` handling stays in `Sources/CZlib/shim.h`; this file only lends it buffers.
 enum RawDeflate {
-    /// Levels: 1 is zlib's fastest, 6 its default. See `ChangeBatchEncoder.compressionLevel` for the choice.
+    /// Levels: 1 is zlib's fastest, 6 its default. `ChangeBatchEncoder.payload` picks one by body size.
     static let fastestLevel: Int32 = 1
     static let defaultLevel: Int32 = 6
 

@@ -21,8 +21,11 @@ let package = Package(
         // Pure, deterministic: values, clocks, merge rules, device IDs, JSON, the wire codec. No sockets, files or
         // wall clocks. Its one C dependency, zlib, only computes (deflate of `changes` bodies, `Wire/RawDeflate`).
         .target(name: "GroupSyncCore", dependencies: ["CZlib"]),
+        // A SQLite VFS over the default one that writes a transaction's log frames in one write (C: a VFS is a
+        // table of C function pointers over C structs).
+        .target(name: "CBatchedLogVFS", dependencies: ["CSQLite"]),
         // SQLite shell: the durable, multi-process App Group store.
-        .target(name: "GroupSyncStore", dependencies: ["GroupSyncCore", "CSQLite"]),
+        .target(name: "GroupSyncStore", dependencies: ["GroupSyncCore", "CSQLite", "CBatchedLogVFS"]),
         // OpenSSL shell: device certificates and mutually authenticated TLS 1.3.
         .target(name: "GroupSyncTransport", dependencies: ["GroupSyncCore", "COpenSSL"]),
         // libnotify shell: desktop notifications over the D-Bus session bus.
@@ -40,7 +43,7 @@ let package = Package(
                           swiftSettings: [.swiftLanguageMode(.v5)]),
 
         .testTarget(name: "GroupSyncCoreTests", dependencies: ["GroupSyncCore"]),
-        .testTarget(name: "GroupSyncStoreTests", dependencies: ["GroupSyncStore"]),
+        .testTarget(name: "GroupSyncStoreTests", dependencies: ["GroupSyncStore", "CSQLite"]),
         .testTarget(name: "GroupSyncTransportTests", dependencies: ["GroupSyncTransport"]),
         // Drives a LibnotifyNotifier from stdin, so tests can put it on a private session bus of its own.
         .executableTarget(name: "notify-probe", dependencies: ["GroupSyncNotify"], path: "Tests/NotifyProbe"),

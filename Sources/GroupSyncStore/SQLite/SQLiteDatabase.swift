@@ -1,3 +1,4 @@
+import CBatchedLogVFS
 import CSQLite
 import Glibc
 
@@ -17,7 +18,9 @@ final class SQLiteDatabase {
         writerLock = WriterLock(path: path + "-writer")
         var db: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
-        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        // The batched-log VFS writes each commit's log frames in one write (see BatchedLogVFS.c); the files are
+        // the default VFS's, so a process without it shares them. Without it (it could not register), the default.
+        let rc = sqlite3_open_v2(path, &db, flags, groupsync_batched_log_vfs())
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             sqlite3_close(db)

@@ -1,0 +1,79 @@
+import CSQLite
+import Foundation
+import Testing
+import GroupSyncCore
+@testable import GroupSyncStore
+
+/// The batched-log VFS (Sources/CBatchedLogVFS) holds a transaction's log frames and writes them at once.
+/// What it must never change is the files: these tests read what a `Store` wrote with SQLite's default VFS,
+/// including a copy of the log with no shared-memory index, which SQLite rebuilds by checking every frame's
+/// checksum (a wrong byte, order or length in what the shim wrote ends the log there and loses the rows).
+@Suite struct BatchedLogVFSTests {
+    static let me = try! DeviceID(bytes: Array(repeating: 1, count: 32))
+
+    @Test func storesOpenThroughIt() throws {
+        let folder = TemporaryFolder()
+        let store = try Store(path: folder.path + "/store.db", device: Self.me)
+        var name: UnsafeMutablePointer<CChar>?
+        #expect(sqlite3_file_control(store.database.handle, "main", SQLITE_FCNTL_VFSNAME, &name) == SQLITE_OK)
+        defer { sqlite3_free(name) }
+        #expect(name.map { String(cString: $0) } == "groupsync-batched-log/unix")
+    }
+
+    /// Transactions far larger than what the shim holds (96 KiB) are written in several pieces; small ones
+    /// in one. Both kinds, interleaved, must be readable by another connection at once and rebuild from the log.
+    @Test func theLogItWritesIsTheLogSQLiteWrites() throws {
+        let folder = TemporaryFolder()
+        let path = folder.path + "/store.db"
+        let store = try Store(path: path, device: Self.me)
+        var clock = HybridClock(last: try store.currentClock())
+        let value = String(repeating: "v", count: 400)
+        var expected = 0
+        for round in 0..<3 {
+            let entries = (0..<2000).map { index in
+                Entry(suite: "bulk", key: "r\(round)-\(index)", value: .string(value + "\(index)"),
+                      version: Version(hlc: clock.tick(physicalMillis: 1_000_000), origin: Self.other))
+            }
+            _ = try store.apply(entries)
+            for key in 0..<5 { try store.set(.int(Int64(key)), suite: "small", key: "r\(round)-\(key)") }
+            expected += 2005
+        }
+
+        // Another connection with the default VFS, while the store is open and the log not checkpointed.
+        #expect(try Self.count(path: path) == expected)
+
+        // A copy of the database and its log without the index: SQLite recovers the log frame by frame.
+        let copy = folder.path + "/copy.db"
+        try FileManager.default.copyItem(atPath: path, toPath: copy)
+        try FileManager.default.copyItem(atPath: path + "-wal", toPath: copy + "-wal")
+        #expect(try Self.count(path: copy) == expected)
+        #expect(try Self.integrity(path: copy) == "ok")
+    }
+
+    static let other = try! DeviceID(bytes: Array(repeating: 2, count: 32))
+
+    /// Rows in `entries`, read through SQLite's default VFS.
+    static func count(path: String) throws -> Int {
+        Int(try scalar(path: path, "SELECT count(*) FROM entries") ?? "-1") ?? -1
+    }
+
+    static func integrity(path: String) throws -> String? {
+        try scalar(path: path, "PRAGMA integrity_check")
+    }
+
+    static func scalar(path: String, _ sql: String) throws -> String? {
+        var db: OpaquePointer?
+        defer { sqlite3_close(db) }
+        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else { throw VFSTestError(String(cString: sqlite3_errmsg(db))) }
+        var statement: OpaquePointer?
+        defer { sqlite3_finalize(statement) }
+        guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK, sqlite3_step(statement) == SQLITE_ROW,
+              let text = sqlite3_column_text(statement, 0) else { throw VFSTestError(String(cString: sqlite3_errmsg(db))) }
+        return String(cString: text)
+    }
+
+    struct VFSTestError: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+}

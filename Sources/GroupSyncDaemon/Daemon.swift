@@ -52,6 +52,8 @@ public final class Daemon: @unchecked Sendable {
     private let reader: Store
     private let readLock = Mutex(())
     let notifications: NotificationService
+    /// Posted after every commit this daemon makes, so watchers in every process see it.
+    private let changeSignal: ChangeSignal
 
     public private(set) var boundAddress: ListenAddress
 
@@ -66,11 +68,12 @@ public final class Daemon: @unchecked Sendable {
             store = try Store(path: configuration.home.storePath, device: certificate.deviceID)
             reader = try Store(path: configuration.home.storePath, device: certificate.deviceID)
             let writer = try Store(path: configuration.home.storePath, device: certificate.deviceID)
-            let home = configuration.home
-            writer.didCommit = { ChangeSignal.post(home: home) }
+            let signal = ChangeSignal(home: configuration.home)
+            changeSignal = signal
+            writer.didCommit = { signal.post() }
             committer = GroupCommitter(store: writer)
             let notificationStore = try Store(path: configuration.home.storePath, device: certificate.deviceID)
-            notificationStore.didCommit = { ChangeSignal.post(home: home) }
+            notificationStore.didCommit = { signal.post() }
             notifications = NotificationService(store: notificationStore, notifier: LibnotifyNotifier(), log: log, clock: WallClock.nowMillis)
         } catch {
             throw .store(error.description)
@@ -223,8 +226,8 @@ public final class Daemon: @unchecked Sendable {
             transport.close()
             return
         }
-        let home = configuration.home
-        peerStore.didCommit = { ChangeSignal.post(home: home) }
+        let signal = changeSignal
+        peerStore.didCommit = { signal.post() }
         // A damaged row is left out of what this session sends, named in the log once a minute, and
         // everything else still replicates; the row itself stays as it is (nothing is repaired behind the
         // user's back), and a later write of that key replicates as usual.

@@ -14,6 +14,35 @@ import Testing
         #expect(watcher.wait(timeoutMillis: 1000) == .changed)
     }
 
+    /// The store's own log lives in the home and is written at every commit: writing it wakes no one.
+    @Test func writesToTheHomesOtherFilesDoNotWakeIt() throws {
+        let folder = TemporaryFolder()
+        let home = Home(path: folder.path)
+        let logPath = folder.path + "/store.db-wal"
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        let log = try #require(FileHandle(forWritingAtPath: logPath))
+        let watcher = try ChangeWatcher(home: home)
+        log.write(Data("frame".utf8))
+        try log.synchronize()
+        #expect(watcher.wait(timeoutMillis: 50) == .timedOut)
+        try log.close()
+    }
+
+    /// A writer keeps its signal file open: every post wakes the watcher, not only the first.
+    @Test func aKeptSignalWakesTheWatcherEveryTime() throws {
+        let folder = TemporaryFolder()
+        let home = Home(path: folder.path)
+        let watcher = try ChangeWatcher(home: home)
+        let signal = ChangeSignal(home: home)
+        for _ in 0..<3 {
+            signal.post()
+            #expect(watcher.wait(timeoutMillis: 1000) == .changed)
+            #expect(watcher.wait(timeoutMillis: 20) == .timedOut)
+        }
+        let mode = try FileManager.default.attributesOfItem(atPath: home.changeSignalFolder)[.posixPermissions] as! Int
+        #expect(mode & 0o777 == 0o700)
+    }
+
     @Test func wakeUnblocksAWaitingThread() throws {
         let folder = TemporaryFolder()
         let watcher = try ChangeWatcher(home: Home(path: folder.path))

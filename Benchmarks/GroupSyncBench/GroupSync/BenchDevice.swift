@@ -36,8 +36,8 @@ final class BenchDevice {
     func openStore(signalCommits: Bool = true) throws -> Store {
         let store = try Store(path: home.storePath, device: id)
         if signalCommits {
-            let home = self.home
-            store.didCommit = { ChangeSignal.post(home: home) }
+            let signal = ChangeSignal(home: home)
+            store.didCommit = { signal.post() }
         }
         return store
     }

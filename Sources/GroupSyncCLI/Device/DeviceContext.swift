@@ -22,7 +22,8 @@ struct DeviceContext {
         } catch {
             throw .failure(error.description)
         }
-        store.didCommit = { ChangeSignal.post(home: home) }
+        let signal = ChangeSignal(home: home)
+        store.didCommit = { signal.post() }
         return DeviceContext(home: home, certificate: certificate, store: store)
     }
 }

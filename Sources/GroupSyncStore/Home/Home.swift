@@ -22,8 +22,10 @@ public struct Home: Sendable {
     public var certificatePath: String { path + "/cert.pem" }
     public var privateKeyPath: String { path + "/key.pem" }
     public var namePath: String { path + "/name" }
-    /// Touched after every commit; watchers in any process wait on it with inotify.
-    public var changeSignalPath: String { path + "/changes" }
+    /// Written to after every commit; watchers in any process wait on it with inotify. It has a folder of its
+    /// own, watched instead of the home, so that the store's writes to its log in the home wake no one.
+    public var changeSignalFolder: String { path + "/signal" }
+    public var changeSignalPath: String { changeSignalFolder + "/" + Self.changeSignalName }
     public static let changeSignalName = "changes"
 
     public var exists: Bool { access(path, F_OK) == 0 }

@@ -43,6 +43,21 @@ final class SQLiteDatabase {
         }
     }
 
+    /// Runs a statement without parameters or rows, prepared at its first use and kept: for the transaction
+    /// control and pragmas every write runs, which `execute` would parse again each time.
+    func executePrepared(_ sql: String) throws(StoreError) {
+        let statement: SQLiteStatement
+        if let cached = preparedControl[sql] {
+            statement = cached
+        } else {
+            statement = try prepare(sql)
+            preparedControl[sql] = statement
+        }
+        try statement.run(clearingBindings: false)
+    }
+
+    private var preparedControl: [String: SQLiteStatement] = [:]
+
     func prepare(_ sql: String) throws(StoreError) -> SQLiteStatement {
         var statement: OpaquePointer?
         let rc = sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
@@ -75,8 +90,8 @@ final class SQLiteDatabase {
     /// `unsyncedTransaction`, but rolled back when `body` returns nil: for a body that finds only once it
     /// has written that its commit must be synced (SQLite refuses to change that inside a transaction).
     func unsyncedTransaction<T>(rollingBackOnNil body: () throws(StoreError) -> T?) throws(StoreError) -> T? {
-        try execute("PRAGMA synchronous=NORMAL")
-        defer { try? execute("PRAGMA synchronous=FULL") }
+        try executePrepared("PRAGMA synchronous=NORMAL")
+        defer { try? executePrepared("PRAGMA synchronous=FULL") }
         return try transaction(immediate: true, rollingBackOnNil: body)
     }
 
@@ -111,16 +126,16 @@ final class SQLiteDatabase {
         var attempt = 0
         while true {
             do throws(StoreError) {
-                try execute(immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED")
+                try executePrepared(immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED")
                 do {
                     guard let result = try body() else {
-                        try execute("ROLLBACK")
+                        try executePrepared("ROLLBACK")
                         return nil
                     }
-                    try execute("COMMIT")
+                    try executePrepared("COMMIT")
                     return result
                 } catch {
-                    try? execute("ROLLBACK")
+                    try? executePrepared("ROLLBACK")
                     throw error
                 }
             } catch where error == .busy && attempt < 50 {

@@ -1,11 +1,42 @@
 import Glibc
+import Synchronization
 
-/// Cross-process "something changed" signal: after a commit, a writer opens and closes the home's
-/// `changes` file for writing, which inotify reports as IN_CLOSE_WRITE to every watcher. Nothing is
-/// written; the store itself is the message. This keeps watchers event-driven (no polling) and cheap.
-public enum ChangeSignal {
+/// Cross-process "something changed" signal: after a commit, a writer writes one byte to the home's
+/// `signal/changes` file, which inotify reports as IN_MODIFY to every watcher of that folder. The byte means
+/// nothing; the store itself is the message. This keeps watchers event-driven (no polling) and cheap.
+///
+/// A writer that commits often keeps one `ChangeSignal` and so the file open: opening and closing it for
+/// every commit (signalling with IN_CLOSE_WRITE, as this did first) cost ≈20 µs of a group commit's ≈420 µs
+/// in the daemon.
+public final class ChangeSignal: Sendable {
+    private let home: Home
+    /// Opened at the first post; -1 until then, or while the file cannot be opened (a read-only home).
+    private let descriptor = Mutex<Int32>(-1)
+
+    public init(home: Home) {
+        self.home = home
+    }
+
+    deinit { descriptor.withLock { if $0 >= 0 { close($0) } } }
+
+    public func post() {
+        let fd = descriptor.withLock { fd -> Int32 in
+            if fd < 0 { fd = Self.openSignalFile(home) }
+            return fd
+        }
+        guard fd >= 0 else { return }
+        var byte: UInt8 = 1
+        _ = pwrite(fd, &byte, 1, 0)
+    }
+
+    /// A single signal, for a writer that commits rarely.
     public static func post(home: Home) {
-        let fd = open(home.changeSignalPath, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        if fd >= 0 { close(fd) }
+        ChangeSignal(home: home).post()
+    }
+
+    /// Opens (creating it and its folder, private like the home) the file watchers wait on.
+    private static func openSignalFile(_ home: Home) -> Int32 {
+        if mkdir(home.changeSignalFolder, 0o700) != 0 && errno != EEXIST { return -1 }
+        return open(home.changeSignalPath, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
     }
 }

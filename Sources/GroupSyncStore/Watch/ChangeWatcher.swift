@@ -1,7 +1,7 @@
 import Glibc
 
 /// Waits for `ChangeSignal`s in a home with inotify: blocked in `poll`, it costs no CPU until a writer
-/// in any process commits. Watching the folder (not the file) survives the file being recreated.
+/// in any process commits. Watching the signal's folder (not the file) survives the file being recreated.
 /// `wait` belongs to one thread; `wake` may be called from any (it only writes to a pipe).
 public final class ChangeWatcher: @unchecked Sendable {
     private let inotifyFD: Int32
@@ -12,11 +12,13 @@ public final class ChangeWatcher: @unchecked Sendable {
     public init(home: Home) throws(HomeError) {
         inotifyFD = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
         guard inotifyFD >= 0 else { throw .cannotRead(path: home.path, reason: "inotify: \(String(cString: strerror(errno)))") }
-        let mask = UInt32(IN_CLOSE_WRITE) | UInt32(IN_MOVED_TO) | UInt32(IN_CREATE)
-        guard inotify_add_watch(inotifyFD, home.path, mask) >= 0 else {
+        // IN_MODIFY is the signal; the others catch the file being created or replaced by a writer.
+        let mask = UInt32(IN_MODIFY) | UInt32(IN_CLOSE_WRITE) | UInt32(IN_MOVED_TO) | UInt32(IN_CREATE)
+        let folder = home.changeSignalFolder
+        guard mkdir(folder, 0o700) == 0 || errno == EEXIST, inotify_add_watch(inotifyFD, folder, mask) >= 0 else {
             let reason = String(cString: strerror(errno))
             close(inotifyFD)
-            throw .cannotRead(path: home.path, reason: "inotify watch: \(reason)")
+            throw .cannotRead(path: folder, reason: "inotify watch: \(reason)")
         }
         var pipeFDs: [Int32] = [-1, -1]
         guard pipe(&pipeFDs) == 0 else {

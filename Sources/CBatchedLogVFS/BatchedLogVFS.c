@@ -11,8 +11,8 @@
 //   * when the page of a commit frame (a frame header whose "database size" field is non-zero) is written:
 //     the commit's last write, so a failure reaches SQLite as that write's error and the commit fails;
 //   * before any other operation on the log: read, sync, size, truncate, lock, control, close;
-//   * before any shared-memory barrier, shared-memory lock, lock or sync on any file by the same thread,
-//     which is what publishing the index takes — a safety net for rewritten frame headers (SQLite's
+//   * before a shared-memory barrier, shared-memory lock, lock or sync on the log's database file, which is
+//     what publishing the index takes — a safety net for rewritten frame headers (SQLite's
 //     `walRewriteChecksums`) whose commit is not followed by a page write;
 //   * when the held bytes would not be contiguous or would exceed `kHeldCapacity`.
 // A process that dies while holding frames leaves a log without them and an index that never named them:
@@ -32,51 +32,59 @@ enum {
     kHeldCapacity = 96 * 1024,
 };
 
-typedef struct BatchedFile {
+typedef struct BatchedFile BatchedFile;
+struct BatchedFile {
     sqlite3_file base;      // base.pMethods is `batchedMethods` once open
     sqlite3_file *real;     // the default VFS's file, stored right after this struct
     int isLog;              // opened with SQLITE_OPEN_WAL: the only kind whose writes are held
+    BatchedFile *log;       // on a database file: its write-ahead log, while both are open
+    BatchedFile *database;  // on a log: the database file it belongs to, while both are open
     unsigned char *held;    // bytes written but not yet passed on, contiguous from heldOffset
     int heldLength;
     sqlite3_int64 heldOffset;
     int commitHeaderHeld;   // the last write was a commit frame's header: the next one completes the commit
     int failed;             // a write that could not report its error failed: every later call reports it
-} BatchedFile;
+};
 
 static sqlite3_vfs *realVFS;
 static sqlite3_vfs batchedVFS;
 static const char *registeredName;
 static pthread_once_t registration = PTHREAD_ONCE_INIT;
 
-/// The log whose frames this thread holds, if any. A connection is used by one thread at a time, and a
-/// commit writes its frames and publishes them within one SQLite call, on one thread.
-static __thread BatchedFile *heldOnThisThread;
-
 static int writeHeld(BatchedFile *file) {
-    if (file->heldLength == 0) return file->failed;
+    if (file->heldLength == 0) return SQLITE_OK;
     int rc = file->real->pMethods->xWrite(file->real, file->held, file->heldLength, file->heldOffset);
     // Dropped either way: after a failed write SQLite rolls the transaction back and rewrites those frames.
     file->heldLength = 0;
     file->commitHeaderHeld = 0;
-    if (heldOnThisThread == file) heldOnThisThread = NULL;
     return rc;
 }
 
-/// Passes on what this thread holds, for operations that publish or order it. A failure that the caller
-/// cannot report makes the log refuse every later operation, so its sync fails and no write that depended
-/// on it is ever acknowledged.
-static int writeHeldOnThisThread(void) {
-    BatchedFile *file = heldOnThisThread;
-    if (file == NULL) return SQLITE_OK;
-    int rc = writeHeld(file);
-    if (rc != SQLITE_OK) file->failed = rc;
-    return rc;
+/// Before an operation that reads, sizes, truncates, syncs or controls `file`: passes on what its log holds
+/// (its own, for a log), so the operation sees the log as SQLite wrote it. A log that failed refuses.
+static int passOnHeld(BatchedFile *file) {
+    BatchedFile *log = file->isLog ? file : file->log;
+    if (log == NULL) return SQLITE_OK;
+    int rc = writeHeld(log);
+    if (rc != SQLITE_OK) return rc;
+    return file->isLog ? log->failed : SQLITE_OK;
+}
+
+/// Before a lock, an unlock, or the barrier that publishes the index: they must happen whatever becomes of
+/// the held frames (an unlock that failed would stall every other process), so a failure to write them
+/// makes the log refuse every later operation instead: its sync fails, and no write that depended on them
+/// is ever acknowledged.
+static void passOnHeldBeforeOrdering(BatchedFile *file) {
+    BatchedFile *log = file->isLog ? file : file->log;
+    if (log == NULL) return;
+    int rc = writeHeld(log);
+    if (rc != SQLITE_OK) log->failed = rc;
 }
 
 static int batchedWrite(sqlite3_file *base, const void *bytes, int amount, sqlite3_int64 offset) {
     BatchedFile *file = (BatchedFile *)base;
     if (!file->isLog) {
-        int rc = writeHeldOnThisThread();
+        int rc = passOnHeld(file);
         return rc != SQLITE_OK ? rc : file->real->pMethods->xWrite(file->real, bytes, amount, offset);
     }
     if (file->failed) return file->failed;
@@ -84,10 +92,6 @@ static int batchedWrite(sqlite3_file *base, const void *bytes, int amount, sqlit
     if (file->heldLength > 0
         && (offset != file->heldOffset + file->heldLength || file->heldLength + amount > kHeldCapacity)) {
         int rc = writeHeld(file);
-        if (rc != SQLITE_OK) return rc;
-    }
-    if (heldOnThisThread != NULL && heldOnThisThread != file) {
-        int rc = writeHeldOnThisThread();
         if (rc != SQLITE_OK) return rc;
     }
     if (file->held == NULL) file->held = malloc(kHeldCapacity);
@@ -98,20 +102,9 @@ static int batchedWrite(sqlite3_file *base, const void *bytes, int amount, sqlit
     if (file->heldLength == 0) file->heldOffset = offset;
     memcpy(file->held + file->heldLength, bytes, (size_t)amount);
     file->heldLength += amount;
-    heldOnThisThread = file;
     const unsigned char *header = bytes;
     file->commitHeaderHeld = amount == kFrameHeaderSize && (header[4] | header[5] | header[6] | header[7]) != 0;
     return completesCommit ? writeHeld(file) : SQLITE_OK;
-}
-
-/// Every other operation first passes on what is held: on the log itself, so it reads, sizes, truncates
-/// and syncs what SQLite wrote; on any file, before anything that could publish it.
-static int passOnHeld(BatchedFile *file) {
-    if (file->isLog && file->heldLength > 0) {
-        int rc = writeHeld(file);
-        if (rc != SQLITE_OK) return rc;
-    }
-    return file->isLog ? file->failed : SQLITE_OK;
 }
 
 #define REAL(file) ((BatchedFile *)(file))->real
@@ -119,7 +112,10 @@ static int passOnHeld(BatchedFile *file) {
 
 static int batchedClose(sqlite3_file *base) {
     BatchedFile *file = (BatchedFile *)base;
-    int held = passOnHeld(file);
+    int held = file->isLog ? passOnHeld(file) : SQLITE_OK;
+    if (!file->isLog) passOnHeldBeforeOrdering(file);
+    if (file->database != NULL) file->database->log = NULL;
+    if (file->log != NULL) file->log->database = NULL;
     int rc = METHODS(base)->xClose(REAL(base));
     free(file->held);
     file->held = NULL;
@@ -138,7 +134,6 @@ static int batchedTruncate(sqlite3_file *base, sqlite3_int64 size) {
 
 static int batchedSync(sqlite3_file *base, int flags) {
     int rc = passOnHeld((BatchedFile *)base);
-    if (rc == SQLITE_OK) rc = writeHeldOnThisThread();
     return rc != SQLITE_OK ? rc : METHODS(base)->xSync(REAL(base), flags);
 }
 
@@ -148,15 +143,13 @@ static int batchedFileSize(sqlite3_file *base, sqlite3_int64 *size) {
 }
 
 static int batchedLock(sqlite3_file *base, int level) {
-    int rc = passOnHeld((BatchedFile *)base);
-    if (rc == SQLITE_OK) rc = writeHeldOnThisThread();
-    return rc != SQLITE_OK ? rc : METHODS(base)->xLock(REAL(base), level);
+    passOnHeldBeforeOrdering((BatchedFile *)base);
+    return METHODS(base)->xLock(REAL(base), level);
 }
 
 static int batchedUnlock(sqlite3_file *base, int level) {
-    int rc = passOnHeld((BatchedFile *)base);
-    if (rc == SQLITE_OK) rc = writeHeldOnThisThread();
-    return rc != SQLITE_OK ? rc : METHODS(base)->xUnlock(REAL(base), level);
+    passOnHeldBeforeOrdering((BatchedFile *)base);
+    return METHODS(base)->xUnlock(REAL(base), level);
 }
 
 static int batchedCheckReservedLock(sqlite3_file *base, int *reserved) {
@@ -188,15 +181,14 @@ static int batchedShmMap(sqlite3_file *base, int region, int size, int extend, v
 }
 
 static int batchedShmLock(sqlite3_file *base, int offset, int count, int flags) {
-    int rc = writeHeldOnThisThread();
-    return rc != SQLITE_OK ? rc : METHODS(base)->xShmLock(REAL(base), offset, count, flags);
+    passOnHeldBeforeOrdering((BatchedFile *)base);
+    return METHODS(base)->xShmLock(REAL(base), offset, count, flags);
 }
 
 static void batchedShmBarrier(sqlite3_file *base) {
     // The writer calls this between the two copies of the index header it publishes: what it names must
-    // be in the file first. A failure here cannot be reported; `writeHeldOnThisThread` makes the log's
-    // next sync fail instead.
-    (void)writeHeldOnThisThread();
+    // be in the file first.
+    passOnHeldBeforeOrdering((BatchedFile *)base);
     METHODS(base)->xShmBarrier(REAL(base));
 }
 
@@ -233,6 +225,15 @@ static int batchedOpen(sqlite3_vfs *vfs, const char *name, sqlite3_file *base, i
         return rc;
     }
     file->isLog = (flags & SQLITE_OPEN_WAL) != 0;
+    if (file->isLog) {
+        // SQLite opened the log's database through this VFS first; the link lets the database's barrier
+        // and locks pass on what the log holds.
+        BatchedFile *database = (BatchedFile *)sqlite3_database_file_object(name);
+        if (database != NULL && database->base.pMethods == &batchedMethods) {
+            file->database = database;
+            database->log = file;
+        }
+    }
     file->base.pMethods = &batchedMethods;
     return SQLITE_OK;
 }

@@ -353,13 +353,13 @@ public final class Daemon: @unchecked Sendable {
 
     // MARK: Control socket requests
 
-    /// `set` / `delete` requests from a control-socket client, in order, group-committed with everyone
-    /// else's. An invalid request gets its error and does not hold up the valid ones.
-    func localWrites(_ requests: [[String: Value]]) -> [String] {
+    /// `set` / `delete` requests from control-socket clients (`localWrite(from:)`), in order, group-committed
+    /// with everyone else's. An invalid request gets its error and does not hold up the valid ones.
+    func localWrites(_ requests: [Result<LocalWrite, TypedJSONError>]) -> [String] {
         var answers = [String?](repeating: nil, count: requests.count)
         var valid: [(index: Int, write: LocalWrite)] = []
         for (index, request) in requests.enumerated() {
-            switch Self.localWrite(from: request) {
+            switch request {
             case .success(let write): valid.append((index, write))
             case .failure(let error): answers[index] = ControlResponse.error(error.description)
             }
@@ -375,7 +375,8 @@ public final class Daemon: @unchecked Sendable {
         return answers.map { $0! }
     }
 
-    private static func localWrite(from request: [String: Value]) -> Result<LocalWrite, TypedJSONError> {
+    /// A `set` or `delete` request as the write it asks for, validated as `Store.write` will.
+    static func localWrite(from request: [String: Value]) -> Result<LocalWrite, TypedJSONError> {
         guard case .string(let command)? = request["command"], case .string(let suite)? = request["suite"], case .string(let key)? = request["key"] else {
             return .failure(TypedJSONError("give suite and key as strings"))
         }

@@ -136,6 +136,30 @@ import GroupSyncStore
         #expect(try device.cli.run("list", "mix").lines.count == 6)
     }
 
+    /// A request may arrive in pieces, and invalid writes may sit among valid ones: a line is parsed once it
+    /// is complete, an invalid write gets its error without holding up the others, and answers keep their order.
+    @Test func requestsInPiecesAndInvalidWritesAreAnsweredInOrder() throws {
+        let folder = TemporaryFolder()
+        let device = try TestDevice("a", in: folder)
+        try device.start()
+        let client = try UnixClient(path: device.cli.home + "/control.sock")
+        let line = #"{"command":"set","suite":"parts","key":"k","type":"int","value":7}"#
+        let cut = line.index(line.startIndex, offsetBy: 20)
+        client.send(Array(line[..<cut].utf8))
+        usleep(50_000)  // the daemon reads the first piece alone
+        let answers = client.requests([
+            String(line[cut...]),
+            #"{"command":"set","suite":"parts","key":"bad","type":"int","value":"seven"}"#,
+            #"{"command":"set","suite":"parts","key":"k2","type":"int","value":8}"#,
+        ])
+        #expect(answers.count == 3)
+        #expect(answers[0].contains(#""ok":true"#), "\(answers[0])")
+        #expect(answers[1].contains(#""ok":false"#), "\(answers[1])")
+        #expect(answers[2].contains(#""ok":true"#), "\(answers[2])")
+        #expect(client.request(#"{"command":"get","suite":"parts","key":"k"}"#).contains(#""value":7"#))
+        #expect(try device.cli.run("list", "parts").lines.count == 2)
+    }
+
     private static func sequence(in answer: String) -> Int? {
         guard let range = answer.range(of: #""sequence":"#) else { return nil }
         return Int(answer[range.upperBound...].prefix { $0.isNumber })
@@ -173,14 +197,20 @@ final class UnixClient {
 
     /// Sends the lines in one write (pipelined) and reads as many answers; "" for each one missing.
     func requests(_ lines: [String]) -> [String] {
-        let bytes = Array((lines.joined(separator: "\n") + "\n").utf8)
+        guard send(Array((lines.joined(separator: "\n") + "\n").utf8)) else { return lines.map { _ in "" } }
+        return lines.map { _ in nextLine() }
+    }
+
+    /// Writes raw bytes, which need not end a line; false if the socket refused them.
+    @discardableResult
+    func send(_ bytes: [UInt8]) -> Bool {
         var written = 0
         while written < bytes.count {
             let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
-            if n <= 0 { return lines.map { _ in "" } }
+            if n <= 0 { return false }
             written += n
         }
-        return lines.map { _ in nextLine() }
+        return true
     }
 
     private func nextLine() -> String {

@@ -1,4 +1,5 @@
 import Glibc
+import GroupSyncTransport
 
 /// The `groupsync` entry point: finds the command, parses its flags, runs it, maps failures to exit codes.
 public enum CommandLineTool {
@@ -35,6 +36,9 @@ public enum CommandLineTool {
         pthread_sigmask(SIG_SETMASK, &noSignals, nil)
         // A reader that goes away (e.g. `watch | head`) must end the command cleanly, not kill it.
         signal(SIGPIPE, SIG_IGN)
+        // Before anything touches OpenSSL: threads still ending TLS sessions when `serve` returns must not
+        // race OpenSSL's exit-time cleanup.
+        Transport.initializeOpenSSLWithoutExitHandler()
         var rest = arguments.dropFirst()
         // `--home DIR` may also come before the command.
         var leadingHome: [String] = []

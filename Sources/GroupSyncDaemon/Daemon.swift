@@ -36,6 +36,10 @@ public final class Daemon: @unchecked Sendable {
     private nonisolated(unsafe) var paired: [DeviceID: PairedDevice] = [:]
     private nonisolated(unsafe) var connections: [DeviceID: PeerConnection] = [:]
     private nonisolated(unsafe) var dialers: Set<DeviceID> = []
+    /// Threads that hold TLS connections and store connections (handshakes, sessions, dialers): `shutdown`
+    /// waits for them to end, so that nothing of theirs is still being freed when `serve` returns and the
+    /// process exits.
+    private nonisolated(unsafe) var connectionThreads = 0
     /// What we last knew of each peer's session, kept after it disconnects for `status`.
     private nonisolated(unsafe) var lastKnown: [DeviceID: SessionStatus] = [:]
     private let allowed = AllowedPeers()
@@ -141,6 +145,21 @@ public final class Daemon: @unchecked Sendable {
         notifications.stop()
         for connection in live { connection.stop(reason: "the device is shutting down") }
         for connection in live { connection.waitUntilFinished(millis: 2000) }
+        let deadline = monotonicMillis() + 3000
+        state.locked {
+            while connectionThreads > 0, monotonicMillis() < deadline { state.wait(millis: 50) }
+        }
+    }
+
+    /// Starts a thread `shutdown` waits for (see `connectionThreads`). The count drops only after `body` has
+    /// returned, and so after everything it made locally is freed. `stateLocked`: the caller holds `state`.
+    private func spawnConnectionThread(stateLocked: Bool = false, _ body: @escaping @Sendable () -> Void) {
+        if stateLocked { connectionThreads += 1 } else { state.locked { connectionThreads += 1 } }
+        spawnThread { [self] in
+            body()
+            state.locked { connectionThreads -= 1 }
+            state.broadcast()
+        }
     }
 
     // MARK: Paired devices
@@ -197,7 +216,7 @@ public final class Daemon: @unchecked Sendable {
                 pending.close()
                 continue
             }
-            spawnThread { [self] in
+            spawnConnectionThread { [self] in
                 let connection: TLSConnection
                 do {
                     connection = try pending.handshake(timeout: .milliseconds(configuration.handshakeTimeoutMillis))
@@ -270,11 +289,12 @@ public final class Daemon: @unchecked Sendable {
         log.write("event=disconnected peer=\(peer.short)")
     }
 
-    /// Dials one paired device whenever no connection with it is up, backing off after failures.
+    /// Dials one paired device whenever no connection with it is up, backing off after failures. Called with
+    /// `state` locked.
     private func startDialer(_ peer: DeviceID, context: TLSContext) {
         guard !dialers.contains(peer) else { return }
         dialers.insert(peer)
-        spawnThread { [self] in
+        spawnConnectionThread(stateLocked: true) { [self] in
             var backoff = ReconnectBackoff()
             var lastError = ""
             while true {

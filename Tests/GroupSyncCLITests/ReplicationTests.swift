@@ -25,7 +25,17 @@ import GroupSyncCore
             for field in ["id", "name", "address", "lastSync", "clockOffsetMillis", "pendingChanges"] { #expect(peer[field] != nil, "status has \(field)") }
         }
         #expect(status["running"] == .bool(true))
-        for device in devices { #expect(device.stop() == 0, "a clean exit on SIGTERM") }
+        for device in devices {
+            #expect(device.stop() == 0, "a clean exit on SIGTERM")
+            // Sessions end before the daemon does: none is still freeing its TLS and store connections while
+            // the process exits (which once corrupted the heap at exit).
+            let lines = device.log.split(separator: "\n")
+            guard let stopped = lines.lastIndex(where: { $0.contains("event=stopped") }) else {
+                Issue.record("no event=stopped in \(device.name)'s log")
+                continue
+            }
+            #expect(!lines[stopped...].contains { $0.contains("event=disconnected") }, "\(device.log)")
+        }
     }
 
     @Test func writesOnBothSidesOfAPartitionConvergeOnTheLaterOne() throws {

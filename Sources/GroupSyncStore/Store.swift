@@ -233,12 +233,12 @@ public final class Store: ReplicaStore {
         return entries
     }
 
-    /// Changes after `sequence`, oldest first, at most `limit`.
     /// When set, `changes` leaves out a row it cannot decode (a damaged value or origin), reports it here, and
     /// goes on: a replication session then sends everything else instead of ending on that row for ever.
     /// Unset (the CLI's `list` and `watch`), such a row is an error naming the file and the key.
     public var skipDamagedRow: ((StoreError) -> Void)?
 
+    /// Changes after `sequence`, oldest first, at most `limit`.
     public func changes(after sequence: Int64, limit: Int = 1000) throws(StoreError) -> [Change] {
         let statement = try prepared(&changesStatement, "SELECT value, hlc_wall, hlc_logical, origin, suite, key, seq FROM entries WHERE seq > ?1 ORDER BY seq LIMIT ?2")
         defer { statement.reset() }

@@ -75,9 +75,7 @@ final class Condition: @unchecked Sendable {
 
 /// Milliseconds on the monotonic clock, for timeouts and backoff (never for versions).
 func monotonicMillis() -> Int64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
+    monotonicMicros() / 1000
 }
 
 /// Microseconds on the monotonic clock, for waits shorter than a millisecond.

@@ -7,9 +7,9 @@ import GroupSyncStore
 /// A pass that finds everything balanced writes nothing, so its own writes do not keep it awake.
 enum BalanceAgent {
     /// `store` is the daemon's own connection, which signals nothing by itself: after writing, the
-    /// agent posts the home's change signal, so the sessions send its writes at once (and local
+    /// agent posts the daemon's change `signal`, so the sessions send its writes at once (and local
     /// watchers see them); the next pass then finds nothing to do.
-    static func changed(store: Store, home: Home, connectedPeers: [PeerConnection], log: DaemonLog, nowMillis: Int64) {
+    static func changed(store: Store, signal: ChangeSignal, connectedPeers: [PeerConnection], log: DaemonLog, nowMillis: Int64) {
         let connected = Set(connectedPeers.filter { $0.status.isEstablished }.map(\.peer))
         do {
             let written = try store.updateBalance(nowMillis: nowMillis) { book -> Int in
@@ -17,7 +17,7 @@ enum BalanceAgent {
                 return book.writes.count
             }
             if written > 0 {
-                ChangeSignal.post(home: home)
+                signal.post()
                 log.write("event=balance-rebalanced writes=\(written) connected=\(connected.count)")
             }
         } catch {

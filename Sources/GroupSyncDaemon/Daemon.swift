@@ -365,7 +365,7 @@ public final class Daemon: @unchecked Sendable {
                 balanceCursor = head
                 if balanceTouched || connected != balanceAgentPeers {
                     balanceAgentPeers = connected
-                    BalanceAgent.changed(store: store, home: configuration.home, connectedPeers: live, log: log, nowMillis: clock())
+                    BalanceAgent.changed(store: store, signal: changeSignal, connectedPeers: live, log: log, nowMillis: clock())
                 }
             }
         }

@@ -10,7 +10,7 @@ import Testing
         #expect(watcher.wait(timeoutMillis: 50) == .timedOut)
         _ = FileManager.default.createFile(atPath: folder.path + "/unrelated", contents: Data("x".utf8))
         #expect(watcher.wait(timeoutMillis: 50) == .timedOut)
-        ChangeSignal.post(home: home)
+        ChangeSignal(home: home).post()
         #expect(watcher.wait(timeoutMillis: 1000) == .changed)
     }
 

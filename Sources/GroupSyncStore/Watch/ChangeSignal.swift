@@ -29,11 +29,6 @@ public final class ChangeSignal: Sendable {
         _ = pwrite(fd, &byte, 1, 0)
     }
 
-    /// A single signal, for a writer that commits rarely.
-    public static func post(home: Home) {
-        ChangeSignal(home: home).post()
-    }
-
     /// Opens (creating it and its folder, private like the home) the file watchers wait on.
     private static func openSignalFile(_ home: Home) -> Int32 {
         if mkdir(home.changeSignalFolder, 0o700) != 0 && errno != EEXIST { return -1 }

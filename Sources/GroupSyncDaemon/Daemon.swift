@@ -127,8 +127,11 @@ public final class Daemon: @unchecked Sendable {
     }
 
     private nonisolated(unsafe) var context: TLSContext?
-    /// How far the watch loop has looked for balance changes, and which peers the balance agent last saw.
-    private nonisolated(unsafe) var balanceCursor: Int64 = 0
+    /// How far the watch loop has looked for changes to `watchedSuites`.
+    private nonisolated(unsafe) var watchedCursor: Int64 = 0
+    /// What the notification worker and the balance agent act on.
+    private static let watchedSuites = [NotificationSuites.sharedRecords, NotificationSuites.localRecords, BalanceSuite.name]
+    /// Which peers the balance agent last saw.
     private nonisolated(unsafe) var balanceAgentPeers: Set<DeviceID>?
     /// The pairing version the peer list was last read at (`nil`: never read).
     private nonisolated(unsafe) var loadedPairingVersion: Int64?
@@ -164,11 +167,13 @@ public final class Daemon: @unchecked Sendable {
 
     // MARK: Paired devices
 
-    /// Re-reads the paired devices if they changed; drops connections to removed ones at once.
-    private func reloadPeers() throws(DaemonError) {
+    /// Re-reads the paired devices if they changed (`pairingVersion`: the version just read, if the caller
+    /// has it); drops connections to removed ones at once.
+    private func reloadPeers(pairingVersion known: Int64? = nil) throws(DaemonError) {
         let devices: [PairedDevice]
         do {
-            let version = try store.pairingVersion()
+            let version: Int64
+            if let known { version = known } else { version = try store.pairingVersion() }
             guard version != loadedPairingVersion else { return }
             devices = try store.pairedDevices()
             loadedPairingVersion = version
@@ -351,18 +356,21 @@ public final class Daemon: @unchecked Sendable {
             case .woken: return
             case .timedOut: continue
             case .changed:
-                do { try reloadPeers() } catch { log.write("event=peers-unreadable error=\"\(error)\"") }
+                // Every commit on the machine comes through here, so it reads as little as it can: one read for
+                // the head and the pairing version, one for the keys the notifications and the balance watch.
+                let heads = try? store.headAndPairingVersion()
+                do { try reloadPeers(pairingVersion: heads?.pairingVersion) } catch { log.write("event=peers-unreadable error=\"\(error)\"") }
                 let live = state.locked { Array(connections.values) }
-                for connection in live { connection.localChangesAvailable() }
-                notifications.changed()
+                for connection in live { connection.localChangesAvailable(head: heads?.lastSequence) }
+                let head = heads?.lastSequence ?? watchedCursor
+                // A store that cannot say what changed counts as a change: a look too many is harmless.
+                let keys = try? store.changedKeys(after: watchedCursor, through: head, inSuites: Self.watchedSuites)
+                watchedCursor = head
+                notifications.changed(relevant: keys.map { !$0.isEmpty } ?? true)
                 // The balance agent runs when the balance changed or the set of connected peers did, not on
                 // every write: a catch-up of thousands of entries must not pay for a rebalance per batch.
                 let connected = Set(live.filter { $0.status.isEstablished }.map(\.peer))
-                let head = (try? store.lastSequence()) ?? balanceCursor
-                // A store that cannot say what changed counts as a change: running the agent once too often is harmless.
-                let balanceKeys = try? store.changedKeys(after: balanceCursor, through: head, inSuites: [BalanceSuite.name])
-                let balanceTouched = balanceKeys.map { !$0.isEmpty } ?? true
-                balanceCursor = head
+                let balanceTouched = keys.map { $0.contains { $0.suite == BalanceSuite.name } } ?? true
                 if balanceTouched || connected != balanceAgentPeers {
                     balanceAgentPeers = connected
                     BalanceAgent.changed(store: store, signal: changeSignal, connectedPeers: live, log: log, nowMillis: clock())

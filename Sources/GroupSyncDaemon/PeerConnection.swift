@@ -36,6 +36,11 @@ final class PeerConnection: @unchecked Sendable {
     private let finished = Condition()
     private nonisolated(unsafe) var isFinished = false
     private let lastStatus: Mutex<SessionStatus>
+    /// `session.consideredHead`, readable without waiting for the session.
+    private let consideredHead = Atomic<Int64>(-1)
+    /// The highest store head announced by `localChangesAvailable` and not yet looked at (-1: none;
+    /// `Int64.max`: a change whose head the caller could not read).
+    private let announcedHead = Atomic<Int64>(-1)
 
     init(peer: DeviceID, initiator: DeviceID, transport: TLSConnection, store: Store, deviceName: String,
          configuration: SessionConfiguration, log: DaemonLog, clock: @escaping @Sendable () -> Int64) {
@@ -71,14 +76,44 @@ final class PeerConnection: @unchecked Sendable {
         finished.broadcast()
     }
 
-    /// Our store changed (a local write, or entries from another peer): send what this peer lacks.
-    func localChangesAvailable() {
-        driveSession { session, now in session.localChangesAvailable(nowMillis: now, store: store) }
+    /// Our store changed (a local write, or entries from another peer): send what this peer lacks. `head`:
+    /// the store's last sequence after that change, if the caller read it.
+    ///
+    /// Never waits for the session. When another thread holds it — typically the reader, syncing a batch it
+    /// just applied, whose commit is what woke the caller — the change is left for that thread to look at
+    /// when it lets go (`lookAtAnnouncedChanges`), and by then the reader's own send has usually covered it.
+    /// Waiting instead put the daemon's watch thread in the reader's way: the reader, done with one batch,
+    /// queued behind it for the session before it could read the next.
+    func localChangesAvailable(head: Int64? = nil) {
+        let announced = head ?? Int64.max
+        var current = announcedHead.load(ordering: .sequentiallyConsistent)
+        while announced > current {
+            let (exchanged, original) = announcedHead.compareExchange(expected: current, desired: announced, ordering: .sequentiallyConsistent)
+            if exchanged { break }
+            current = original
+        }
+        lookAtAnnouncedChanges()
+    }
+
+    /// Runs `localChangesAvailable` for announced heads the session has not looked at, if the session is
+    /// free. Every holder of the session calls it after letting go, so an announcement made while the session
+    /// was taken is never left behind: either the announcer finds it free, or the holder finds the announcement.
+    private func lookAtAnnouncedChanges() {
+        while announcedHead.load(ordering: .sequentiallyConsistent) > consideredHead.load(ordering: .sequentiallyConsistent) {
+            let ran: Bool? = sessionLock.withLockIfAvailable { _ in
+                let wanted = announcedHead.exchange(-1, ordering: .sequentiallyConsistent)
+                if wanted > session.consideredHead {
+                    runLocked { session, now in session.localChangesAvailable(nowMillis: now, store: store) }
+                }
+                return true
+            }
+            if ran == nil { return }
+        }
     }
 
     /// Ends the session politely (goodbye), then the connection.
     func stop(reason: String) {
-        driveSession { session, _ in session.shutdown(reason: reason) }
+        driveSession { session, _ in session.shutdown(reason: reason, store: store) }
         outbound.locked { closeAfterQueue = true }
         outbound.broadcast()
     }
@@ -96,6 +131,7 @@ final class PeerConnection: @unchecked Sendable {
     private func readerLoop() {
         while true {
             let closed = sessionLock.withLock { _ in session.isClosed }
+            lookAtAnnouncedChanges()
             if closed { return }
             let timeout = readTimeoutMillis()
             let bytes: [UInt8]
@@ -120,6 +156,7 @@ final class PeerConnection: @unchecked Sendable {
     /// so an idle connection wakes at most once per 30 s.
     private func readTimeoutMillis() -> Int64 {
         let deadline = sessionLock.withLock { _ in session.nextDeadline }
+        lookAtAnnouncedChanges()
         guard let deadline else { return 30_000 }
         return min(30_000, max(1, deadline - clock()))
     }
@@ -199,20 +236,28 @@ final class PeerConnection: @unchecked Sendable {
     /// before it, which the peer rightly refuses as skipped history. Queueing never blocks, so holding the
     /// lock for it is cheap.
     private func driveSession(_ event: (inout PeerSession, Int64) -> [SessionOutput]) {
-        sessionLock.withLock { _ in
-            let outputs = event(&session, clock())
-            let status = session.status
-            lastStatus.withLock { $0 = status }
-            perform(outputs)
-        }
+        sessionLock.withLock { _ in runLocked(event) }
+        lookAtAnnouncedChanges()
+    }
+
+    /// The body of `driveSession`, for a caller holding the session lock.
+    private func runLocked(_ event: (inout PeerSession, Int64) -> [SessionOutput]) {
+        let outputs = event(&session, clock())
+        let status = session.status
+        lastStatus.withLock { $0 = status }
+        consideredHead.store(session.consideredHead, ordering: .sequentiallyConsistent)
+        perform(outputs)
     }
 
     /// Small frames of one event (a ping and the first batch, an ack and a pong) leave in one write: each
     /// write is a TLS record of its own, 22 bytes of overhead, and a reconnect sends a handful of them.
     static let gatherBytes = 16 * 1024
 
+    /// Log lines are written after the frames (but before a close): a line costs a timestamp and a write to
+    /// stderr, and the `sent` line of a change would otherwise hold the change back.
     private func perform(_ outputs: [SessionOutput]) {
         var gathered: [UInt8] = []
+        var lines: [String] = []
         for output in outputs {
             switch output {
             case .send(let bytes):
@@ -223,13 +268,16 @@ final class PeerConnection: @unchecked Sendable {
                 // A large frame (a catch-up batch) fills its records anyway: queued as it is, not copied.
                 if bytes.count > Self.gatherBytes { enqueue(bytes) } else { gathered.append(contentsOf: bytes) }
             case .close(let reason):
+                // Why the session ends is logged before the peer can see it end (nothing here is urgent).
+                for line in lines { log.write(line) }
+                lines = []
+                log.write("event=session-closed peer=\(peer.short) reason=\"\(reason)\"")
                 if !gathered.isEmpty { enqueue(gathered) }
                 gathered = []
-                log.write("event=session-closed peer=\(peer.short) reason=\"\(reason)\"")
                 outbound.locked { closeAfterQueue = true }
                 outbound.broadcast()
             case .log(let line):
-                log.write(line)
+                lines.append(line)
             case .applied:
                 // The store's commit already signalled every watcher (and the daemon, which forwards the
                 // change to the other peers' sessions).
@@ -237,6 +285,7 @@ final class PeerConnection: @unchecked Sendable {
             }
         }
         if !gathered.isEmpty { enqueue(gathered) }
+        for line in lines { log.write(line) }
     }
 
     /// Writes bytes at once when that cannot block (`writeDirectly`), else queues them for the writer, or

@@ -51,6 +51,17 @@ extension Store {
     /// small read whether it must re-read them after a commit.
     public func pairingVersion() throws(StoreError) -> Int64 { try readMetaInt("pairing_version") }
 
+    /// The last sequence and the pairing version in one read: what the daemon looks at after every commit.
+    public func headAndPairingVersion() throws(StoreError) -> (lastSequence: Int64, pairingVersion: Int64) {
+        let statement = try cached("""
+            SELECT (SELECT CAST(value AS INTEGER) FROM meta WHERE name = 'seq'),
+                   (SELECT CAST(value AS INTEGER) FROM meta WHERE name = 'pairing_version')
+            """)
+        defer { statement.reset() }
+        guard try statement.step() else { return (0, 0) }
+        return (statement.int64(0), statement.int64(1))
+    }
+
     private func bumpPairingVersion() throws(StoreError) {
         try writeMetaInt("pairing_version", try readMetaInt("pairing_version") + 1)
     }

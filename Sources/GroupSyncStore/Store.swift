@@ -137,14 +137,17 @@ public final class Store: ReplicaStore {
         try apply(entries, physicalMillis: physicalClock())
     }
 
-    public func apply(_ entries: [Entry], physicalMillis now: Int64) throws(StoreError) -> ApplyResult {
+    public func apply(_ entries: [Entry], physicalMillis now: Int64, savingWatermark watermark: PeerWatermark? = nil) throws(StoreError) -> ApplyResult {
         for entry in entries {
             try Self.validate(suite: entry.suite, key: entry.key)
             if let value = entry.value, !value.isStorable { throw .invalidEntry("non-finite number in \(entry.suite)/\(entry.key)") }
         }
         // Nothing to merge, nothing to commit: a peer's batch made only of our own echoes arrives empty, and
         // an empty transaction would still cost a commit and a sync.
-        guard !entries.isEmpty else { return ApplyResult() }
+        guard !entries.isEmpty else {
+            if let watermark { try setWatermark(watermark.watermark, peer: watermark.peer) }
+            return ApplyResult()
+        }
         let result = try database.unsyncedTransaction { () throws(StoreError) -> ApplyResult in
             var clock = HybridClock(last: try readClock(), maxForwardDriftMillis: maxForwardDriftMillis)
             let clockBefore = clock.last
@@ -156,6 +159,7 @@ public final class Store: ReplicaStore {
             }
             if clock.last != clockBefore { try writeClock(clock.last) }
             if !result.applied.isEmpty { try writeMetaInt("seq", sequence) }
+            if let watermark, result.refused.isEmpty { try saveWatermark(watermark.watermark, peer: watermark.peer) }
             return result
         }
         if !result.applied.isEmpty { didCommit?() }
@@ -176,6 +180,14 @@ public final class Store: ReplicaStore {
     }
 
     public func setWatermark(_ watermark: Watermark, peer: DeviceID) throws(StoreError) {
+        // Not synced on its own: a watermark lost to a power cut only makes the peer resend what we already
+        // have (merging is idempotent), and the WAL keeps commits in order, so a watermark that survives
+        // never claims entries that did not. That saves an fsync on every batch received.
+        try database.unsyncedTransaction { () throws(StoreError) in try saveWatermark(watermark, peer: peer) }
+    }
+
+    /// The body of `setWatermark`, for callers already in a transaction (`apply`).
+    private func saveWatermark(_ watermark: Watermark, peer: DeviceID) throws(StoreError) {
         let statement = try cached("""
             INSERT INTO watermarks(peer, store_id, sequence) VALUES (?1, ?2, ?3)
             ON CONFLICT(peer) DO UPDATE SET store_id = excluded.store_id, sequence = excluded.sequence
@@ -183,10 +195,7 @@ public final class Store: ReplicaStore {
         statement.bind(1, peer.bytes)
         statement.bind(2, watermark.storeID)
         statement.bind(3, watermark.sequence)
-        // Not synced on its own: a watermark lost to a power cut only makes the peer resend what we already
-        // have (merging is idempotent), and the WAL keeps commits in order, so a watermark that survives
-        // never claims entries that did not. That saves an fsync on every batch received.
-        try database.unsyncedTransaction { () throws(StoreError) in try statement.run() }
+        try statement.run()
     }
 
     public func sendHorizon(peer: DeviceID) throws(StoreError) -> Int64? {

@@ -90,11 +90,47 @@ import Testing
         for k in 0..<50 { net.set(a, "k\(k)", .int(Int64(k))) }
         net.runUntilQuiet()
         #expect(link.entriesDelivered == [0, 50])
-        // Nor after a reconnect: b's empty batches moved a's watermark past the applied entries.
-        net.disconnect(link)
+        // The echoes b holds back are not changes a lacks.
+        #expect(link.sessions.allSatisfy { $0?.pendingCount == 0 })
+        // Nor after a reconnect: b's goodbye moved a's watermark past the applied entries first.
+        net.route(link.sessions[1]!.shutdown(reason: "daemon stopping", store: b.store), from: 1, on: link)
+        net.runUntilQuiet()
+        #expect(a.store.watermark(peer: b.device)?.sequence == b.store.lastSequence())
         net.connect(link)
         net.runUntilQuiet()
         #expect(link.entriesDelivered == [0, 50])
+    }
+
+    /// A batch of echoes only is held back (it would cost a write on each side per batch received) until
+    /// enough pile up or a keep-alive exchange; a session cut short meanwhile resends no more than that.
+    @Test func echoOnlyBatchesWaitForAPileOrAKeepAlive() {
+        var configuration = SessionConfiguration()
+        configuration.maxDeferredEchoes = 10
+        let net = ReplicationNetwork()
+        let a = net.addNode("a"), b = net.addNode("b")
+        let link = net.connected(a, b, configuration: configuration)
+        let start = a.store.watermark(peer: b.device)?.sequence ?? 0
+        for k in 0..<9 { net.set(a, "k\(k)", .int(Int64(k))) }
+        net.runUntilQuiet()
+        #expect(a.store.watermark(peer: b.device)?.sequence ?? 0 == start, "nine echoes wait")
+        net.set(a, "k9", .int(9))
+        net.runUntilQuiet()
+        #expect(a.store.watermark(peer: b.device)?.sequence == b.store.lastSequence(), "the tenth sends them")
+
+        for k in 0..<3 { net.set(a, "again\(k)", .int(Int64(k))) }
+        net.runUntilQuiet()
+        #expect(a.store.watermark(peer: b.device)?.sequence ?? 0 < b.store.lastSequence())
+        net.advance(to: net.now + configuration.keepAliveMillis + 1)
+        #expect(a.store.watermark(peer: b.device)?.sequence == b.store.lastSequence(), "a keep-alive exchange sends them")
+
+        // Cut short with echoes held back: the next session sends them back, and no more.
+        for k in 0..<5 { net.set(a, "late\(k)", .int(Int64(k))) }
+        net.runUntilQuiet()
+        net.disconnect(link)
+        net.connect(link)
+        net.runUntilQuiet()
+        #expect(link.entriesDelivered[0] == 5)
+        #expect(ReplicationFixtures.converged([a, b]))
     }
 
     @Test func aRecreatedStoreIsReadAfresh() {
@@ -534,7 +570,7 @@ final class FailingStore: ReplicaStore {
     let storeID = "failing"
     func changes(after sequence: Int64, limit: Int) throws(Failure) -> [Change] { throw Failure() }
     func lastSequence() throws(Failure) -> Int64 { throw Failure() }
-    func apply(_ entries: [Entry], physicalMillis: Int64) throws(Failure) -> ApplyResult { throw Failure() }
+    func apply(_ entries: [Entry], physicalMillis: Int64, savingWatermark watermark: PeerWatermark?) throws(Failure) -> ApplyResult { throw Failure() }
     func watermark(peer: DeviceID) throws(Failure) -> Watermark? { throw Failure() }
     func setWatermark(_ watermark: Watermark, peer: DeviceID) throws(Failure) { throw Failure() }
     func sendHorizon(peer: DeviceID) throws(Failure) -> Int64? { throw Failure() }

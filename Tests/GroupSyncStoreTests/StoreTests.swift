@@ -177,6 +177,40 @@ import GroupSyncCore
         #expect(store.storeID.count == 32)
     }
 
+    /// A batch and the watermark it reaches are one transaction; a batch with a refused entry leaves the
+    /// watermark to the session (it must stop before that entry), and an empty batch still saves it.
+    @Test func applySavesTheWatermarkWithTheEntriesUnlessOneIsRefused() throws {
+        let folder = TemporaryFolder()
+        let clock = ManualClock()
+        let store = try Store(path: folder.path + "/store.db", device: Self.me, physicalClock: clock.function, maxForwardDriftMillis: 60_000)
+        let entry = Entry(suite: "s", key: "k", value: .int(1), version: Version(hlc: HLC(wallMillis: clock.millis), origin: Self.other))
+        let future = Entry(suite: "s", key: "f", value: .int(2), version: Version(hlc: HLC(wallMillis: clock.millis + 3_600_000), origin: Self.other))
+        let reached = PeerWatermark(Watermark(storeID: "theirs", sequence: 5), peer: Self.other)
+
+        _ = try store.apply([entry], physicalMillis: clock.millis, savingWatermark: reached)
+        #expect(try store.watermark(peer: Self.other) == reached.watermark)
+
+        let further = PeerWatermark(Watermark(storeID: "theirs", sequence: 9), peer: Self.other)
+        let result = try store.apply([future], physicalMillis: clock.millis, savingWatermark: further)
+        #expect(result.refused.count == 1)
+        #expect(try store.watermark(peer: Self.other) == reached.watermark, "a refused entry leaves the watermark to the caller")
+
+        _ = try store.apply([], physicalMillis: clock.millis, savingWatermark: further)
+        #expect(try store.watermark(peer: Self.other) == further.watermark)
+    }
+
+    @Test func theHeadAndThePairingVersionAreReadTogether() throws {
+        let folder = TemporaryFolder()
+        let store = try Store(path: folder.path + "/store.db", device: Self.me)
+        #expect(try store.headAndPairingVersion() == (lastSequence: 0, pairingVersion: 0))
+        try store.set(.int(1), suite: "s", key: "a")
+        try store.set(.int(2), suite: "s", key: "b")
+        try store.pair(PairedDevice(id: Self.other, name: "other", address: "127.0.0.1:1"))
+        let both = try store.headAndPairingVersion()
+        #expect(both.lastSequence == (try store.lastSequence()) && both.lastSequence == 2)
+        #expect(both.pairingVersion == (try store.pairingVersion()) && both.pairingVersion > 0)
+    }
+
     @Test func aFileThatIsNotADatabaseIsReportedNotReset() throws {
         let folder = TemporaryFolder()
         let path = folder.path + "/store.db"

@@ -7,9 +7,10 @@
 /// failure type is `Never`. Physical time is passed in, never read.
 ///
 /// **Durability.** Like the SQLite store with `synchronous=FULL`, every call that changes the store (`set`,
-/// `delete`, `apply`, `setWatermark`) is one transaction, durable when it returns: `durableState` is then
-/// everything a crash keeps, and `init(restoring:)` is the restart. What a crash loses is what the daemon
-/// holds only in memory — sessions, frames in flight, timers, dial backoff — never a returned call.
+/// `delete`, `apply` with its watermark, `setWatermark`) is one transaction, durable when it returns:
+/// `durableState` is then everything a crash keeps, and `init(restoring:)` is the restart. What a crash
+/// loses is what the daemon holds only in memory — sessions, frames in flight, timers, dial backoff — never
+/// a returned call.
 /// `didCommit` runs after each such transaction (as `Store.didCommit` does), so the simulator can crash a
 /// replica between two transactions of one event.
 public final class MemoryReplicaStore: ReplicaStore {
@@ -111,9 +112,10 @@ public final class MemoryReplicaStore: ReplicaStore {
 
     public func lastSequence() -> Int64 { Int64(history.count) }
 
-    public func apply(_ entries: [Entry], physicalMillis: Int64) -> ApplyResult {
+    public func apply(_ entries: [Entry], physicalMillis: Int64, savingWatermark watermark: PeerWatermark? = nil) -> ApplyResult {
         let result = ApplyResult.merging(entries, clock: &clock, physicalMillis: physicalMillis,
                                          current: { entry(suite: $0.suite, key: $0.key) }, write: write)
+        if let watermark, result.refused.isEmpty { watermarks[watermark.peer] = watermark.watermark }
         didCommit?()
         return result
     }

@@ -23,6 +23,18 @@ public struct Watermark: Hashable, Sendable {
     }
 }
 
+/// A watermark and the peer whose history it measures: saved with the entries that move it, so a batch
+/// costs one transaction, not two.
+public struct PeerWatermark: Hashable, Sendable {
+    public var watermark: Watermark
+    public var peer: DeviceID
+
+    public init(_ watermark: Watermark, peer: DeviceID) {
+        self.watermark = watermark
+        self.peer = peer
+    }
+}
+
 /// What merging a batch of remote entries did.
 public struct ApplyResult: Sendable {
     /// Entries that won and are now stored, with their new local sequence.
@@ -43,8 +55,10 @@ public protocol ReplicaStore: AnyObject {
     var storeID: String { get }
     func changes(after sequence: Int64, limit: Int) throws(Failure) -> [Change]
     func lastSequence() throws(Failure) -> Int64
-    /// Merges remote entries durably (all or none) by last-writer-wins, judging clock drift at `physicalMillis`.
-    func apply(_ entries: [Entry], physicalMillis: Int64) throws(Failure) -> ApplyResult
+    /// Merges remote entries durably (all or none) by last-writer-wins, judging clock drift at `physicalMillis`,
+    /// and stores `watermark` in the same transaction — unless an entry was refused, when the caller works
+    /// out how far it got and stores that itself. Also called with no entries, to store the watermark alone.
+    func apply(_ entries: [Entry], physicalMillis: Int64, savingWatermark watermark: PeerWatermark?) throws(Failure) -> ApplyResult
     func watermark(peer: DeviceID) throws(Failure) -> Watermark?
     func setWatermark(_ watermark: Watermark, peer: DeviceID) throws(Failure)
     /// The highest sequence of our history this store may ever have sent to `peer` (`nil`: none recorded).

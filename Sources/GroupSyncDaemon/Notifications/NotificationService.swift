@@ -20,6 +20,8 @@ final class NotificationService: @unchecked Sendable {
     private let jobs = Condition()
     private nonisolated(unsafe) var queue: [@Sendable () -> Void] = []
     private nonisolated(unsafe) var changedPending = false
+    /// `waitingForServer` is not empty, as the worker last saw it: published under `jobs` for `changed`.
+    private nonisolated(unsafe) var retriesOnActivity = false
     private nonisolated(unsafe) var running = true
 
     // Worker-thread state.
@@ -48,10 +50,16 @@ final class NotificationService: @unchecked Sendable {
         jobs.broadcast()
     }
 
-    /// Something was committed on this machine: look for notification records (and balance changes) in it.
-    func changed() {
-        jobs.locked { changedPending = true }
-        jobs.broadcast()
+    /// Something was committed on this machine; `relevant`: it touched notification records or the balance.
+    /// The worker is woken only then, or when it waits for a notification server (any activity is a chance
+    /// to look for one), so a write elsewhere costs no thread switch.
+    func changed(relevant: Bool) {
+        let wake = jobs.locked { () -> Bool in
+            guard relevant || retriesOnActivity else { return false }
+            changedPending = true
+            return true
+        }
+        if wake { jobs.broadcast() }
     }
 
     /// Runs `body` on the worker thread and waits for its answer.
@@ -166,6 +174,8 @@ final class NotificationService: @unchecked Sendable {
                 lastRetryMillis = clock()
                 for id in waitingForServer.sorted() { _ = present(id) }
             }
+            let waiting = !waitingForServer.isEmpty
+            jobs.locked { retriesOnActivity = waiting }
         }
     }
 

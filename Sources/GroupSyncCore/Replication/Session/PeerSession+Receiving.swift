@@ -28,19 +28,28 @@ extension PeerSession {
             throw .protocolViolation("a batch starts after sequence \(batch.after), but we have the peer's history only up to \(received) and refused nothing: history was skipped")
         }
 
+        // The watermark the batch reaches if nothing is refused, saved with the entries in one transaction.
+        let continues = batch.after <= received
+        let reachedIfAllAccepted = max(received, batch.through)
+        let watermark = continues && (reachedIfAllAccepted > received || watermarkIsStale)
+            ? PeerWatermark(Watermark(storeID: peerStoreID, sequence: reachedIfAllAccepted), peer: peer) : nil
         let result = try storeCall("applying \(batch.changes.count) entries") { () throws(S.Failure) in
-            try store.apply(batch.changes.map(\.entry).filter { !LocalSuites.isLocalOnly($0.suite) }, physicalMillis: now)
+            try store.apply(batch.changes.map(\.entry).filter { !LocalSuites.isLocalOnly($0.suite) }, physicalMillis: now,
+                            savingWatermark: watermark)
         }
         for change in result.applied { echo.record(change.sequence) }
         if !result.applied.isEmpty { outbox.append(.applied(result.applied)) }
 
         let firstRefused = Self.firstRefused(in: batch, result: result)
-        if batch.after <= received {
+        if continues {
             let reached = firstRefused.map { $0.sequence - 1 } ?? batch.through
             if reached > received || watermarkIsStale {
                 received = max(received, reached)
-                try storeCall("saving the watermark") { () throws(S.Failure) in
-                    try store.setWatermark(Watermark(storeID: peerStoreID, sequence: received), peer: peer)
+                // With an entry refused, `apply` left the watermark to us: it stops before that entry.
+                if firstRefused != nil {
+                    try storeCall("saving the watermark") { () throws(S.Failure) in
+                        try store.setWatermark(Watermark(storeID: peerStoreID, sequence: received), peer: peer)
+                    }
                 }
             }
             // The next contiguous batch repairs the stall, unless it stalls again.

@@ -3,10 +3,21 @@
 /// Batches hold at most `batchSize` entries and fit in a frame; at most `maxBatchesInFlight` are
 /// unacknowledged, so a slow peer holds back our reads instead of piling frames into the socket. Each
 /// `ack` frees a slot. Catching up reads the store from the peer's resume point: it costs what changed.
+///
+/// A batch that would carry only echoes (§6.6) — what the peer just sent us, stored under new sequences —
+/// tells the peer nothing it lacks; it only moves the peer's watermark past them, so a later session does
+/// not send them back. Sent at once, it costs a write on each side per batch received (our send horizon,
+/// the peer's watermark) and two more messages, all of it in the way of the peer's next write. So it waits,
+/// folded into the next batch with news, until `maxDeferredEchoes` positions pile up, the next keep-alive
+/// exchange, or a graceful end of the session; a session cut short meanwhile resends at most that many.
 extension PeerSession {
-    mutating func sendAvailable<S: ReplicaStore>(store: S) throws(CloseReason) {
+    /// `flushingEchoes`: send a batch that would carry only echoes even when it covers fewer than
+    /// `maxDeferredEchoes` positions (see above).
+    mutating func sendAvailable<S: ReplicaStore>(store: S, flushingEchoes: Bool = false) throws(CloseReason) {
         guard phase == .established else { return }
         guard store.storeID == localStoreID else { throw .storeReplaced(was: localStoreID, now: store.storeID) }
+        // Read before the changes, so every position up to it is covered by the reads below.
+        let head = try storeCall("reading the last sequence") { () throws(S.Failure) in try store.lastSequence() }
         while batchesInFlight < configuration.maxBatchesInFlight {
             // The peer's own entries right after the cursor are echoes: skipped unread (during a catch-up from
             // the peer that is every entry we store, and reading each one back would cost as much as storing it).
@@ -16,18 +27,25 @@ extension PeerSession {
             }
             // The first batch goes out even when empty: it tells the peer our store epoch and that it is current.
             guard !changes.isEmpty || echoesThrough > sendCursor || !sentFirstBatch else { break }
+            if changes.isEmpty, sentFirstBatch, !flushingEchoes, echoesThrough - sendCursor < configuration.maxDeferredEchoes { break }
             let reach = changes.last?.sequence ?? echoesThrough
             if !raiseHorizonOnAck, reach > sendCursor, reach > sendHorizon {
                 // Record how far we may send before sending it. Raised to the head in one step, so a long
-                // catch-up writes it once, not per batch.
-                let head = try storeCall("reading the last sequence") { () throws(S.Failure) in try store.lastSequence() }
-                try storeCall("saving the send horizon") { () throws(S.Failure) in try store.setSendHorizon(head, peer: peer) }
-                sendHorizon = head
+                // catch-up writes it once, not per batch. (`reach` passes `head` when a commit landed since.)
+                let horizon = max(head, reach)
+                try storeCall("saving the send horizon") { () throws(S.Failure) in try store.setSendHorizon(horizon, peer: peer) }
+                sendHorizon = horizon
             }
             try sendBatch(of: changes, skippedEchoesThrough: echoesThrough)
         }
-        let head = try storeCall("reading the last sequence") { () throws(S.Failure) in try store.lastSequence() }
-        pendingCount = unacknowledged.reduce(0) { $0 + $1.count } + Int(max(0, head - sendCursor))
+        // Everything through `head` is now sent, deferred as echoes, or waiting for an ack that calls this again.
+        consideredHead = max(consideredHead, head)
+        countPending(head: head)
+    }
+
+    private mutating func countPending(head: Int64) {
+        // Deferred echoes are not pending: the peer has them.
+        pendingCount = unacknowledged.reduce(0) { $0 + $1.count } + Int(max(0, head - echo.runEnd(after: sendCursor)))
     }
 
     /// Sends the longest prefix of `changes` that fits in a frame, leaving out echoes and local-only suites,
@@ -63,6 +81,7 @@ extension PeerSession {
     mutating func receiveAck<S: ReplicaStore>(_ sequence: Int64, nowMillis now: Int64, store: S) throws(CloseReason) {
         guard batchesInFlight > 0 else { throw .protocolViolation("ack of \(sequence) with no batch outstanding") }
         guard sequence <= highestSent else { throw .protocolViolation("ack of \(sequence), beyond what was sent (\(highestSent))") }
+        let heldBack = batchesInFlight == configuration.maxBatchesInFlight
         batchesInFlight -= 1
         unacknowledged.removeAll { $0.through <= sequence }
         if raiseHorizonOnAck, sequence > sendHorizon {
@@ -71,7 +90,13 @@ extension PeerSession {
             try storeCall("saving the send horizon") { () throws(S.Failure) in try store.setSendHorizon(sequence, peer: peer) }
             sendHorizon = sequence
         }
-        try sendAvailable(store: store)
+        if heldBack {
+            try sendAvailable(store: store)
+        } else {
+            // Flow control held nothing back, and every commit since the last look announces itself: the
+            // store need not be read again for each ack (one per write, in steady traffic).
+            countPending(head: consideredHead)
+        }
         if pendingCount == 0 { lastSyncMillis = now }
     }
 

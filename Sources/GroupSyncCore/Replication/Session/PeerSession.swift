@@ -65,6 +65,9 @@ public struct PeerSession: Sendable {
     /// resume point it kept from the old history is still caught if this session ends first (§6.3).
     var raiseHorizonOnAck = false
     var batchesInFlight = 0
+    /// Our history through here has been looked at for this peer: `localChangesAvailable` for a commit at or
+    /// below it has nothing to do, so a shell may skip the call.
+    public internal(set) var consideredHead: Int64 = -1
     var sentFirstBatch = false
     /// Sent batches whose end the peer has not acknowledged as durable, with their entry counts.
     var unacknowledged: [(through: Int64, count: Int)] = []
@@ -128,6 +131,15 @@ public struct PeerSession: Sendable {
         handle { (_: inout PeerSession) throws(CloseReason) in throw .shutdown(reason) }
     }
 
+    /// Ends the session on purpose, first sending the echoes it deferred (so the next session does not send
+    /// them back), when flow control lets it.
+    public mutating func shutdown<S: ReplicaStore>(reason: String, store: S) -> [SessionOutput] {
+        handle { (session: inout PeerSession) throws(CloseReason) in
+            try session.sendAvailable(store: store, flushingEchoes: true)
+            throw .shutdown(reason)
+        }
+    }
+
     /// The next time `tick` has something to do, or `nil` once closed. An idle session sleeps a whole
     /// keep-alive period between wake-ups.
     public var nextDeadline: Int64? {
@@ -179,8 +191,12 @@ public struct PeerSession: Sendable {
         case (.established, .changes(let batch)): try receiveChanges(batch, nowMillis: now, store: store)
         case (.established, .ack(let sequence)): try receiveAck(sequence, nowMillis: now, store: store)
         case (.established, .request(let after)): try receiveRequest(after: after, store: store)
-        case (.established, .ping(let millis)): send(.pong(echoMillis: millis, millis: now))
-        case (.established, .pong(let echo, let millis)): try receivePong(echoMillis: echo, peerMillis: millis, nowMillis: now)
+        case (.established, .ping(let millis)):
+            send(.pong(echoMillis: millis, millis: now))
+            try sendAvailable(store: store, flushingEchoes: true)
+        case (.established, .pong(let echo, let millis)):
+            try receivePong(echoMillis: echo, peerMillis: millis, nowMillis: now)
+            try sendAvailable(store: store, flushingEchoes: true)
         case (_, .goodbye(let code, let text)): throw .peerSaidGoodbye(code, text)
         case (_, .error(let code, let text)): throw .peerReportedError(code, text)
         default: throw .unexpectedMessage(message.type, phase: phase)

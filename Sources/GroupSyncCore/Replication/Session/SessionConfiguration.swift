@@ -10,6 +10,10 @@ public struct SessionConfiguration: Sendable {
     /// At most this many `changes` messages sent and not yet acknowledged: bounds what a slow peer makes
     /// us queue, while keeping the pipe full on a high-latency link.
     public var maxBatchesInFlight = 4
+    /// A batch of echoes only (nothing the peer lacks) waits until it covers this many positions, or a
+    /// keep-alive exchange, or a graceful goodbye (see `PeerSession+Sending`); the next batch with news
+    /// covers them anyway. A session cut short meanwhile resends at most this many entries.
+    public var maxDeferredEchoes: Int64 = 256
     /// Bound on a frame's length field, both ways.
     public var maxFrameBytes = Frame.defaultMaxBytes
     /// Which `changes` bodies are deflated when version 2 is agreed (see `ChangeBatchEncoder.Compression`).

@@ -247,6 +247,8 @@ final class PeerConnection: @unchecked Sendable {
         lastStatus.withLock { $0 = status }
         consideredHead.store(session.consideredHead, ordering: .sequentiallyConsistent)
         perform(outputs)
+        // After the frames, so a change does not wait for this write on its way out.
+        if session.hasSendHorizonToSave { perform(session.saveSendHorizon(store: store)) }
     }
 
     /// Small frames of one event (a ping and the first batch, an ack and a pong) leave in one write: each

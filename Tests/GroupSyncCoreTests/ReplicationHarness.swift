@@ -135,6 +135,7 @@ final class ReplicationNetwork {
                     if case .changes(let batch) = message { link.entriesDelivered[1 - side] += batch.changes.count }
                 }
             case .close(let reason):
+                if var session = link.sessions[side], session.hasSendHorizonToSave { _ = session.saveSendHorizon(store: link.node(side).store) }
                 link.closeReasons[side].append(reason)
                 link.sessions[side] = nil
                 // The other end sees the connection close once it has read what was sent before.
@@ -145,6 +146,9 @@ final class ReplicationNetwork {
             case .applied:
                 notifyLocalChange(link.node(side), except: link)
             }
+        }
+        if link.sessions[side]?.hasSendHorizonToSave == true {
+            route(link.sessions[side]!.saveSendHorizon(store: link.node(side).store), from: side, on: link)
         }
     }
 

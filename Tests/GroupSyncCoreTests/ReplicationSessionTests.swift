@@ -496,6 +496,23 @@ import Testing
         #expect(a.store.sendHorizon(peer: b.device) == a.store.lastSequence())  // raised as b acknowledged the resend
     }
 
+    /// The horizon for a change is saved after the change's frame leaves (the shell calls `saveSendHorizon`
+    /// after writing the frames), so the change waits for no write. (If it is never saved, the peer's resume
+    /// point is beyond it and the next session resends: `aResumePointBeyondOurHistoryIsVoid`.)
+    @Test func theSendHorizonIsSavedAfterTheFramesThatRaiseIt() {
+        var (session, a) = Self.establishedWithScriptedPeer(resume: Watermark(storeID: "a-store-1", sequence: 1), sendHorizon: 1)
+        #expect(!session.hasSendHorizonToSave, "resumed within the horizon: nothing to raise")
+        let b = ReplicationFixtures.device(1)
+        a.store.set(.int(2), suite: "s", key: "k2", physicalMillis: 0)
+        let outputs = session.localChangesAvailable(nowMillis: 0, store: a.store)
+        #expect(outputs.contains { if case .send = $0 { true } else { false } }, "the change is sent: \(outputs)")
+        #expect(a.store.sendHorizon(peer: b) == 1, "not saved yet: the frame goes first")
+        #expect(session.hasSendHorizonToSave)
+        #expect(session.saveSendHorizon(store: a.store).isEmpty)
+        #expect(a.store.sendHorizon(peer: b) == 2)
+        #expect(!session.hasSendHorizonToSave)
+    }
+
     @Test func aResumePointBeyondOurHistoryIsVoid() {
         // The peer remembers sequence 50 of this store ID, but the store (restored from a backup) has 1.
         let (session, _) = Self.establishedWithScriptedPeer(resume: Watermark(storeID: "a-store-1", sequence: 50))

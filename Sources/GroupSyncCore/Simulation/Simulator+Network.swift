@@ -222,6 +222,12 @@ extension Simulator {
             return
         }
         perform(outputs, on: link, side: side)
+        // The daemon's order: the horizon raised for those frames is saved once they are out. A crash in
+        // between (a crash inside this event) loses it, as a process killed there would.
+        if link.sessions[side]?.hasSendHorizonToSave == true {
+            drive(link, side: side) { session, store, _ in session.saveSendHorizon(store: store) }
+            return
+        }
         scheduleTimer(link, side: side)
     }
 
@@ -241,6 +247,8 @@ extension Simulator {
                     enqueue(.bytes(bytes), on: link, to: 1 - side)
                 }
             case .close(let reason):
+                // The frames before the close are out: save the horizon they raised before the session goes.
+                if var session = link.sessions[side], session.hasSendHorizonToSave { _ = session.saveSendHorizon(store: replica.store) }
                 recordClose(reason, on: link, side: side)
                 closeSide(link, side, tellingPeer: .fin)
             case .log(let line):

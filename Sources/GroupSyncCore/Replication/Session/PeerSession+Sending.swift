@@ -30,11 +30,11 @@ extension PeerSession {
             if changes.isEmpty, sentFirstBatch, !flushingEchoes, echoesThrough - sendCursor < configuration.maxDeferredEchoes { break }
             let reach = changes.last?.sequence ?? echoesThrough
             if !raiseHorizonOnAck, reach > sendCursor, reach > sendHorizon {
-                // Record how far we may send before sending it. Raised to the head in one step, so a long
-                // catch-up writes it once, not per batch. (`reach` passes `head` when a commit landed since.)
-                let horizon = max(head, reach)
-                try storeCall("saving the send horizon") { () throws(S.Failure) in try store.setSendHorizon(horizon, peer: peer) }
-                sendHorizon = horizon
+                // How far we may have sent, saved by the shell right after these frames leave
+                // (`saveSendHorizon`). Raised to the head in one step, so a long catch-up writes it once, not
+                // per batch. (`reach` passes `head` when a commit landed since.)
+                sendHorizon = max(head, reach)
+                horizonToSave = sendHorizon
             }
             try sendBatch(of: changes, skippedEchoesThrough: echoesThrough)
         }
@@ -76,6 +76,17 @@ extension PeerSession {
         sentFirstBatch = true
         unacknowledged.append((through, batch.count))
         echo.forget(through: through)
+    }
+
+    /// Saves the horizon raised by the frames just sent. After them, not before: a change on its way to a
+    /// peer then waits for no write, and the order is as safe. The horizon's commit comes after the commit of
+    /// everything it covers, so a store rolled back to a copy holding that horizon holds those changes too;
+    /// and a horizon lost with the process (or never written) is only lower than what the peer read, which
+    /// makes the next session resend our history rather than trust its resume point (PROTOCOL.md §6.3).
+    mutating func saveRaisedSendHorizon<S: ReplicaStore>(store: S) throws(CloseReason) {
+        guard let horizon = horizonToSave else { return }
+        horizonToSave = nil
+        try storeCall("saving the send horizon") { () throws(S.Failure) in try store.setSendHorizon(horizon, peer: peer) }
     }
 
     mutating func receiveAck<S: ReplicaStore>(_ sequence: Int64, nowMillis now: Int64, store: S) throws(CloseReason) {

@@ -12,7 +12,8 @@
 /// new session (resuming from the watermarks in the store, so catching up costs what changed). Keep at most
 /// one session per peer at a time: two would race on the peer's watermark.
 ///
-/// The shell's duties: write `.send` bytes in order; after `.applied` (and after every local commit), call
+/// The shell's duties: write `.send` bytes in order; then, if `hasSendHorizonToSave`, call `saveSendHorizon`
+/// and carry out its outputs too; after `.applied` (and after every local commit), call
 /// `localChangesAvailable` on the sessions with the other peers; sleep until `nextDeadline`, then `tick`.
 public struct PeerSession: Sendable {
     /// The peer's device ID, as the transport authenticated it. Never taken from a message.
@@ -64,6 +65,8 @@ public struct PeerSession: Sendable {
     /// took history it had read): the horizon is raised only as the peer acknowledges what we resend, so a
     /// resume point it kept from the old history is still caught if this session ends first (§6.3).
     var raiseHorizonOnAck = false
+    /// A horizon raised for frames in the outbox, to be saved once they are out (`saveSendHorizon`).
+    var horizonToSave: Int64?
     var batchesInFlight = 0
     /// Our history through here has been looked at for this peer: `localChangesAvailable` for a commit at or
     /// below it has nothing to do, so a shell may skip the call.
@@ -119,6 +122,22 @@ public struct PeerSession: Sendable {
     /// Something was committed to the store (locally or from another peer): send the peer what it lacks.
     public mutating func localChangesAvailable<S: ReplicaStore>(nowMillis now: Int64, store: S) -> [SessionOutput] {
         handle { (session: inout PeerSession) throws(CloseReason) in try session.sendAvailable(store: store) }
+    }
+
+    /// Whether the last event's frames raised the send horizon, which `saveSendHorizon` must now store.
+    public var hasSendHorizonToSave: Bool { horizonToSave != nil }
+
+    /// Stores the send horizon raised by the frames the last event produced: call right after writing them,
+    /// even when that event also closed the session (a goodbye after a last batch). Until it is stored, a new
+    /// session with this peer would resend our history rather than resume.
+    public mutating func saveSendHorizon<S: ReplicaStore>(store: S) -> [SessionOutput] {
+        guard phase != .closed else {
+            // Nothing left to tell the peer; a failure only costs the next session a resend.
+            if let horizon = horizonToSave { try? store.setSendHorizon(horizon, peer: peer) }
+            horizonToSave = nil
+            return []
+        }
+        return handle { (session: inout PeerSession) throws(CloseReason) in try session.saveRaisedSendHorizon(store: store) }
     }
 
     /// Time passed; call at `nextDeadline` (calling earlier or later is harmless).

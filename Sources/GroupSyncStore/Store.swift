@@ -133,6 +133,9 @@ public final class Store: ReplicaStore {
     /// a prefix of transactions — including the watermark and any send horizon raised to forward it, so
     /// the origin resends it and no peer trusts a history this store no longer has (PROTOCOL.md §6.3).
     /// Local writes are made the same way (`write`).
+    ///
+    /// `savingWatermark`: the peer's watermark this batch reaches, stored in the same transaction unless an
+    /// entry was refused (`ReplicaStore.apply`); with no entries, stored alone.
     public func apply(_ entries: [Entry]) throws(StoreError) -> ApplyResult {
         try apply(entries, physicalMillis: physicalClock())
     }

@@ -103,7 +103,8 @@ final class PeerConnection: @unchecked Sendable {
             let ran: Bool? = sessionLock.withLockIfAvailable { _ in
                 let wanted = announcedHead.exchange(-1, ordering: .sequentiallyConsistent)
                 if wanted > session.consideredHead {
-                    runLocked { session, now in session.localChangesAvailable(nowMillis: now, store: store) }
+                    let head = wanted == Int64.max ? nil : wanted  // read by the announcer after its commit
+                    runLocked { session, now in session.localChangesAvailable(nowMillis: now, store: store, head: head) }
                 }
                 return true
             }

@@ -12,12 +12,16 @@
 /// exchange, or a graceful end of the session; a session cut short meanwhile resends at most that many.
 extension PeerSession {
     /// `flushingEchoes`: send a batch that would carry only echoes even when it covers fewer than
-    /// `maxDeferredEchoes` positions (see above).
-    mutating func sendAvailable<S: ReplicaStore>(store: S, flushingEchoes: Bool = false) throws(CloseReason) {
+    /// `maxDeferredEchoes` positions (see above). `knownHead`: the store's last sequence as the caller read
+    /// it just before; read here when not given.
+    mutating func sendAvailable<S: ReplicaStore>(store: S, flushingEchoes: Bool = false, knownHead: Int64? = nil) throws(CloseReason) {
         guard phase == .established else { return }
         guard store.storeID == localStoreID else { throw .storeReplaced(was: localStoreID, now: store.storeID) }
         // Read before the changes, so every position up to it is covered by the reads below.
-        let head = try storeCall("reading the last sequence") { () throws(S.Failure) in try store.lastSequence() }
+        let head: Int64
+        if let knownHead { head = knownHead } else {
+            head = try storeCall("reading the last sequence") { () throws(S.Failure) in try store.lastSequence() }
+        }
         while batchesInFlight < configuration.maxBatchesInFlight {
             // The peer's own entries right after the cursor are echoes: skipped unread (during a catch-up from
             // the peer that is every entry we store, and reading each one back would cost as much as storing it).

@@ -120,8 +120,10 @@ public struct PeerSession: Sendable {
     }
 
     /// Something was committed to the store (locally or from another peer): send the peer what it lacks.
-    public mutating func localChangesAvailable<S: ReplicaStore>(nowMillis now: Int64, store: S) -> [SessionOutput] {
-        handle { (session: inout PeerSession) throws(CloseReason) in try session.sendAvailable(store: store) }
+    /// `head`: the store's last sequence, if the caller has just read it (after the commit), which spares
+    /// the session reading it again.
+    public mutating func localChangesAvailable<S: ReplicaStore>(nowMillis now: Int64, store: S, head: Int64? = nil) -> [SessionOutput] {
+        handle { (session: inout PeerSession) throws(CloseReason) in try session.sendAvailable(store: store, knownHead: head) }
     }
 
     /// Whether the last event's frames raised the send horizon, which `saveSendHorizon` must now store.

@@ -99,6 +99,9 @@ final class PeerConnection: @unchecked Sendable {
     /// free. Every holder of the session calls it after letting go, so an announcement made while the session
     /// was taken is never left behind: either the announcer finds it free, or the holder finds the announcement.
     private func lookAtAnnouncedChanges() {
+        // Between the announcer's store and its try of the lock, and between a holder's unlock and its load
+        // of the announcement: with a fence on both sides, at least one of the two sees the other.
+        atomicMemoryFence(ordering: .sequentiallyConsistent)
         while announcedHead.load(ordering: .sequentiallyConsistent) > consideredHead.load(ordering: .sequentiallyConsistent) {
             let ran: Bool? = sessionLock.withLockIfAvailable { _ in
                 let wanted = announcedHead.exchange(-1, ordering: .sequentiallyConsistent)

@@ -133,6 +133,24 @@ import Testing
         #expect(ReplicationFixtures.converged([a, b]))
     }
 
+    /// The goodbye sends the held-back echoes and nothing else: a write not yet sent stays here, since the
+    /// session may be ending because the peer was just removed.
+    @Test func aGoodbyeSendsHeldBackEchoesButNoNews() {
+        let net = ReplicationNetwork()
+        let a = net.addNode("a"), b = net.addNode("b")
+        let link = net.connected(a, b)
+        for k in 0..<3 { net.set(a, "k\(k)", .int(Int64(k))) }
+        net.runUntilQuiet()
+        // Written on b, but its session is not told before it ends.
+        b.store.set(.string("secret"), suite: "group.test", key: "after-removal", physicalMillis: net.now)
+        net.route(link.sessions[1]!.shutdown(reason: "this device is no longer paired with you", store: b.store), from: 1, on: link)
+        net.runUntilQuiet()
+        #expect(a.store.entry(suite: "group.test", key: "after-removal") == nil)
+        #expect(link.entriesDelivered[0] == 0)
+        // The echoes were covered: a's watermark passed them, though not the unsent write.
+        #expect(a.store.watermark(peer: b.device)?.sequence == b.store.lastSequence() - 1)
+    }
+
     @Test func aRecreatedStoreIsReadAfresh() {
         let net = ReplicationNetwork()
         let a = net.addNode("a"), b = net.addNode("b")

@@ -47,6 +47,19 @@ extension PeerSession {
         countPending(head: head)
     }
 
+    /// Sends the run of echoes right after the cursor as a batch with no entries, whatever follows it: the
+    /// peer's watermark moves past them and nothing else leaves.
+    mutating func sendDeferredEchoes() throws(CloseReason) {
+        guard phase == .established, sentFirstBatch, batchesInFlight < configuration.maxBatchesInFlight else { return }
+        let echoesThrough = echo.runEnd(after: sendCursor)
+        guard echoesThrough > sendCursor else { return }
+        if !raiseHorizonOnAck, echoesThrough > sendHorizon {
+            sendHorizon = echoesThrough
+            horizonToSave = echoesThrough
+        }
+        try sendBatch(of: [], skippedEchoesThrough: echoesThrough)
+    }
+
     private mutating func countPending(head: Int64) {
         // Deferred echoes are not pending: the peer has them.
         pendingCount = unacknowledged.reduce(0) { $0 + $1.count } + Int(max(0, head - echo.runEnd(after: sendCursor)))

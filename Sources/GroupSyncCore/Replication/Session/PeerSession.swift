@@ -153,10 +153,11 @@ public struct PeerSession: Sendable {
     }
 
     /// Ends the session on purpose, first sending the echoes it deferred (so the next session does not send
-    /// them back), when flow control lets it.
+    /// them back), when flow control lets it. Only those: nothing the peer lacks leaves after the decision
+    /// to end — the peer may just have been removed.
     public mutating func shutdown<S: ReplicaStore>(reason: String, store: S) -> [SessionOutput] {
         handle { (session: inout PeerSession) throws(CloseReason) in
-            try session.sendAvailable(store: store, flushingEchoes: true)
+            try session.sendDeferredEchoes()
             throw .shutdown(reason)
         }
     }

@@ -26,6 +26,8 @@ public struct Home: Sendable {
     /// own, watched instead of the home, so that the store's writes to its log in the home wake no one.
     public var changeSignalFolder: String { path + "/signal" }
     public var changeSignalPath: String { changeSignalFolder + "/" + Self.changeSignalName }
+    /// Creates `changeSignalFolder` (private, like the home) unless it exists; false when it cannot.
+    public func createChangeSignalFolder() -> Bool { mkdir(changeSignalFolder, 0o700) == 0 || errno == EEXIST }
     public static let changeSignalName = "changes"
 
     public var exists: Bool { access(path, F_OK) == 0 }

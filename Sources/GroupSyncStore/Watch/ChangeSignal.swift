@@ -31,7 +31,7 @@ public final class ChangeSignal: Sendable {
 
     /// Opens (creating it and its folder, private like the home) the file watchers wait on.
     private static func openSignalFile(_ home: Home) -> Int32 {
-        if mkdir(home.changeSignalFolder, 0o700) != 0 && errno != EEXIST { return -1 }
+        guard home.createChangeSignalFolder() else { return -1 }
         return open(home.changeSignalPath, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
     }
 }

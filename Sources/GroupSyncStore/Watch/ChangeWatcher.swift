@@ -15,7 +15,7 @@ public final class ChangeWatcher: @unchecked Sendable {
         // IN_MODIFY is the signal; the others catch the file being created or replaced by a writer.
         let mask = UInt32(IN_MODIFY) | UInt32(IN_CLOSE_WRITE) | UInt32(IN_MOVED_TO) | UInt32(IN_CREATE)
         let folder = home.changeSignalFolder
-        guard mkdir(folder, 0o700) == 0 || errno == EEXIST, inotify_add_watch(inotifyFD, folder, mask) >= 0 else {
+        guard home.createChangeSignalFolder(), inotify_add_watch(inotifyFD, folder, mask) >= 0 else {
             let reason = String(cString: strerror(errno))
             close(inotifyFD)
             throw .cannotRead(path: folder, reason: "inotify watch: \(reason)")

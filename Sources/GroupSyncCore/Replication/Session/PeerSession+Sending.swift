@@ -32,14 +32,7 @@ extension PeerSession {
             // The first batch goes out even when empty: it tells the peer our store epoch and that it is current.
             guard !changes.isEmpty || echoesThrough > sendCursor || !sentFirstBatch else { break }
             if changes.isEmpty, sentFirstBatch, !flushingEchoes, echoesThrough - sendCursor < configuration.maxDeferredEchoes { break }
-            let reach = changes.last?.sequence ?? echoesThrough
-            if !raiseHorizonOnAck, reach > sendCursor, reach > sendHorizon {
-                // How far we may have sent, saved by the shell right after these frames leave
-                // (`saveSendHorizon`). Raised to the head in one step, so a long catch-up writes it once, not
-                // per batch. (`reach` passes `head` when a commit landed since.)
-                sendHorizon = max(head, reach)
-                horizonToSave = sendHorizon
-            }
+            raiseSendHorizon(covering: changes.last?.sequence ?? echoesThrough, head: head)
             try sendBatch(of: changes, skippedEchoesThrough: echoesThrough)
         }
         // Everything through `head` is now sent, deferred as echoes, or waiting for an ack that calls this again.
@@ -53,11 +46,18 @@ extension PeerSession {
         guard phase == .established, sentFirstBatch, batchesInFlight < configuration.maxBatchesInFlight else { return }
         let echoesThrough = echo.runEnd(after: sendCursor)
         guard echoesThrough > sendCursor else { return }
-        if !raiseHorizonOnAck, echoesThrough > sendHorizon {
-            sendHorizon = echoesThrough
-            horizonToSave = echoesThrough
-        }
+        raiseSendHorizon(covering: echoesThrough, head: echoesThrough)
         try sendBatch(of: [], skippedEchoesThrough: echoesThrough)
+    }
+
+    /// Raises the horizon over a batch about to be sent through `reach`, when it is above it. How far we may
+    /// have sent, saved by the shell right after the frames leave (`saveSendHorizon`). Raised to `head` in
+    /// one step, so a long catch-up writes it once, not per batch (`reach` passes `head` when a commit landed
+    /// since it was read). Not after a void resume point: then it rises only with the peer's acks.
+    private mutating func raiseSendHorizon(covering reach: Int64, head: Int64) {
+        guard !raiseHorizonOnAck, reach > sendCursor, reach > sendHorizon else { return }
+        sendHorizon = max(head, reach)
+        horizonToSave = sendHorizon
     }
 
     private mutating func countPending(head: Int64) {

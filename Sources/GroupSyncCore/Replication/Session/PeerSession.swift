@@ -135,8 +135,7 @@ public struct PeerSession: Sendable {
     public mutating func saveSendHorizon<S: ReplicaStore>(store: S) -> [SessionOutput] {
         guard phase != .closed else {
             // Nothing left to tell the peer; a failure only costs the next session a resend.
-            if let horizon = horizonToSave { try? store.setSendHorizon(horizon, peer: peer) }
-            horizonToSave = nil
+            try? saveRaisedSendHorizon(store: store)
             return []
         }
         return handle { (session: inout PeerSession) throws(CloseReason) in try session.saveRaisedSendHorizon(store: store) }

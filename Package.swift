@@ -45,6 +45,8 @@ let package = Package(
         .testTarget(name: "GroupSyncCoreTests", dependencies: ["GroupSyncCore"]),
         .testTarget(name: "GroupSyncStoreTests", dependencies: ["GroupSyncStore", "CSQLite"]),
         .testTarget(name: "GroupSyncTransportTests", dependencies: ["GroupSyncTransport"]),
+        // The daemon's pure policies, without sockets (the daemon itself is tested as a process, below).
+        .testTarget(name: "GroupSyncDaemonTests", dependencies: ["GroupSyncDaemon"]),
         // Drives a LibnotifyNotifier from stdin, so tests can put it on a private session bus of its own.
         .executableTarget(name: "notify-probe", dependencies: ["GroupSyncNotify"], path: "Tests/NotifyProbe"),
         // Needs dbus-run-session and /usr/bin/python3 with python3-dbus and python3-gi; skips without them.

@@ -362,10 +362,10 @@ public final class Daemon: @unchecked Sendable {
                 do { try reloadPeers(pairingVersion: heads?.pairingVersion) } catch { log.write("event=peers-unreadable error=\"\(error)\"") }
                 let live = state.locked { Array(connections.values) }
                 for connection in live { connection.localChangesAvailable(head: heads?.lastSequence) }
-                let head = heads?.lastSequence ?? watchedCursor
-                // A store that cannot say what changed counts as a change: a look too many is harmless.
-                let keys = try? store.changedKeys(after: watchedCursor, through: head, inSuites: Self.watchedSuites)
-                watchedCursor = head
+                // A store that cannot say what changed (its head or the keys) counts as a change: a look too many
+                // is harmless. The cursor moves only past a head that was read.
+                let keys = heads.flatMap { try? store.changedKeys(after: watchedCursor, through: $0.lastSequence, inSuites: Self.watchedSuites) }
+                if let heads { watchedCursor = heads.lastSequence }
                 notifications.changed(relevant: keys.map { !$0.isEmpty } ?? true)
                 // The balance agent runs when the balance changed or the set of connected peers did, not on
                 // every write: a catch-up of thousands of entries must not pay for a rebalance per batch.

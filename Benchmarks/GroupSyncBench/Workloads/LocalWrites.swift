@@ -40,10 +40,10 @@ enum LocalWrites {
             let inProcess = try libraryRate(device, clients: clients, seconds: seconds, run: run)
             library.append(inProcess.rate)
             libraryLatencyP50.append(inProcess.p50)
-            let socket = try controlRate(device, window: 1, seconds: seconds, run: run)
+            let socket = try controlRate(bench, device, window: 1, seconds: seconds, run: run)
             control.append(socket.rate)
             controlP50.append(socket.p50)
-            pipelined.append(try controlRate(device, window: pipelineWindow, seconds: seconds, run: run).rate)
+            pipelined.append(try controlRate(bench, device, window: pipelineWindow, seconds: seconds, run: run).rate)
             batched.append(try batchRate(device, count: bench.n, run: run))
             floor.append(Double(bench.n) / (try SQLiteFloor.upsertSeconds(count: bench.n, batch: 1000, path: bench.scratch("writes-floor") + ".db")))
             if let redisServer { redis.append(try redisRate(redisServer, seconds: seconds, run: run)) }
@@ -135,9 +135,11 @@ enum LocalWrites {
 
     /// 8 threads, each with its own control-socket connection to a daemon on `device`, sending `window` sets
     /// at a time and waiting for their acknowledgements. Counts acknowledged writes.
-    static func controlRate(_ device: BenchDevice, window: Int, seconds: Double, run: Int) throws -> (rate: Double, p50: Double) {
+    static func controlRate(_ bench: Bench, _ device: BenchDevice, window: Int, seconds: Double, run: Int) throws -> (rate: Double, p50: Double) {
         try device.start()
         defer { device.stop() }
+        let profiler = run == 0 ? Profiler.start(bench, name: "control-socket-\(window)-in-flight", pids: [device.pid].compactMap { $0 }) : nil
+        defer { profiler?.stop() }
         let connections = try (0..<clients).map { client in
             guard let connection = ControlConnection(home: device.home) else { throw BenchError("no daemon answers on \(device.name)'s control socket") }
             return Unchecked(connection)

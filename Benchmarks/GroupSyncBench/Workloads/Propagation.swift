@@ -4,7 +4,9 @@ import GroupSyncDaemon
 import GroupSyncStore
 
 /// Workload 1: a write on A until an app on B sees it through `watch`, p50 and p99 over many writes.
-/// Peer: Redis, a SET on the primary until the replica's keyspace notification (Redis's own "watch").
+/// Peer: Redis, a SET on the primary until the replica's keyspace notification (Redis's own "watch"). Also,
+/// for context only (no target uses it), a Redis primary with `appendfsync always`: durable before it
+/// replicates, as GroupSync's write is.
 ///
 /// Both sides are measured the same way: the writer takes the time just before issuing the write, a reader
 /// thread stamps each notification line as it is read, and the next write starts once the last one arrived.
@@ -18,12 +20,15 @@ enum Propagation {
         let writes = bench.options.propagationWrites
         var gsP50: [Double] = [], gsP99: [Double] = [], gsAfterCommitP50: [Double] = [], gsCommitP50: [Double] = []
         var redisP50: [Double] = [], redisP99: [Double] = []
+        var durableRedisP50: [Double] = []
         var controlP50: [Double] = [], controlP99: [Double] = []
 
         let groupsync = try GroupSyncPair(bench)
         defer { groupsync.stop() }
         let redis = bench.redisAvailable ? try RedisPair(bench) : nil
         defer { redis?.stop() }
+        let durableRedis = bench.redisAvailable ? try RedisPair(bench, durable: true) : nil
+        defer { durableRedis?.stop() }
 
         // Runs alternate between the two systems, so background noise falls on both alike.
         for run in 0..<bench.runs {
@@ -45,6 +50,10 @@ enum Propagation {
                 redisP99.append(Stats.percentile(r, 99))
                 Progress.say("  run \(run + 1): Redis p50 \(Format.value(redisP50.last!, "ms")) p99 \(Format.value(redisP99.last!, "ms"))")
             }
+            if let durableRedis {
+                durableRedisP50.append(Stats.percentile(try durableRedis.measure(writes: writes, run: run), 50))
+                Progress.say("  run \(run + 1): Redis, appendfsync always, p50 \(Format.value(durableRedisP50.last!, "ms"))")
+            }
         }
 
         let workload = "1. Propagation"
@@ -61,6 +70,10 @@ enum Propagation {
                               groupsyncRuns: controlP50, peerName: redisName, peerRuns: redisP50, target: nil, how: controlHow))
         bench.results.add(Row(workload: workload, metric: "p99, write through A's control socket → visible in watch on B", unit: "ms",
                               groupsyncRuns: controlP99, peerName: redisName, peerRuns: redisP99, target: nil, how: controlHow))
+        bench.results.add(Row(workload: workload, metric: "p50, write on A → visible on B, against a Redis primary that fsyncs each write", unit: "ms",
+                              groupsyncRuns: gsP50, peerName: durableRedis == nil ? nil : "Redis, appendfsync always", peerRuns: durableRedisP50,
+                              target: nil,
+                              how: "For context, not a target: the GroupSync figure of the first row, beside a Redis primary run with `appendonly yes, appendfsync always`, so that each SET is on disk before it is acknowledged, as GroupSync's `Store.set` is before it returns. Redis replicates the SET after its fsync; GroupSync forwards the write from its commit, while its fsync runs. Measured as the first row's Redis figure, in the same runs."))
         bench.results.add(Row(workload: workload, metric: "p50 of A's durable local commit (part of the above)", unit: "ms",
                               groupsyncRuns: gsCommitP50, target: nil,
                               how: "Time `Store.set` took to return on A (a SQLite WAL commit, then the log's fsync), in the same writes. A's daemon starts forwarding the write when it is committed, before the fsync, so part of this overlaps the row below."))
@@ -167,9 +180,11 @@ private final class RedisPair {
     let writer: RESPClient
     let board = ArrivalBoard()
 
-    init(_ bench: Bench) throws {
-        primary = try RedisServer(directory: bench.scratch("redis-primary"))
-        replica = try RedisServer(directory: bench.scratch("redis-replica"), replicaOfPort: primary.port,
+    /// `durable`: the primary fsyncs each write before it answers and replicates it.
+    init(_ bench: Bench, durable: Bool = false) throws {
+        let name = durable ? "redis-durable" : "redis"
+        primary = try RedisServer(directory: bench.scratch(name + "-primary"), extra: durable ? ["--appendonly", "yes", "--appendfsync", "always"] : [])
+        replica = try RedisServer(directory: bench.scratch(name + "-replica"), replicaOfPort: primary.port,
                                   extra: ["--notify-keyspace-events", "KA"])
         let probe = try replica.client()
         let deadline = Deadline(seconds: 20, "Redis replica to sync")

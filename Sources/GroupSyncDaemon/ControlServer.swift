@@ -191,7 +191,8 @@ final class ControlServer: @unchecked Sendable {
             plans.append((client, leading, Array(requests[leading...])))
         }
         let answers = writes.isEmpty ? [] : daemon.localWrites(writes)
-        gathering.committed(writers: plans.filter { $0.writes > 0 }.map(\.client))
+        // A client handed to a worker is answered there, later: it is not about to send its next writes.
+        gathering.committed(writers: plans.filter { $0.writes > 0 && $0.rest.isEmpty }.map(\.client))
         var offset = 0
         for plan in plans {
             let mine = Array(answers[offset..<offset + plan.writes])

@@ -9,7 +9,7 @@
 struct TurnGathering {
     static let windowMicros: Int64 = 150
 
-    /// The clients that had writes answered in the last turn that had writes.
+    /// The clients whose writes the loop answered in the last turn that had writes.
     private(set) var lastWriters: Set<Int32> = []
 
     /// Whether the turn that began gathering at `startMicros` waits longer for the clients not yet `ready`.

@@ -6,7 +6,7 @@ import Testing
     @Test func aTurnWaitsOnlyForTheClientsLastTurnAnswered() {
         var gathering = TurnGathering()
         gathering.committed(writers: [7, 8, 9])
-        // Client 5 is connected but idle: it is not waited for.
+        // Client 5, connected but not among last turn's writers, is not waited for: 7, 8, 9 ready is enough.
         #expect(gathering.keepsWaiting(ready: [7, 8], startMicros: 0, nowMicros: 10))
         #expect(!gathering.keepsWaiting(ready: [7, 8, 9], startMicros: 0, nowMicros: 10))
         #expect(!gathering.keepsWaiting(ready: [5, 7, 8, 9], startMicros: 0, nowMicros: 10))

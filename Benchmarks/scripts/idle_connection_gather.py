@@ -1,5 +1,8 @@
-# Two writers on A's control socket, with and without a third, idle connection: writes/s.
-import socket, subprocess, sys, threading, time, os, tempfile, json
+# Two writers on a daemon's control socket, with and without a third connection that sends nothing:
+# acknowledged writes/s, alternating. Shows that an idle connection does not slow the control loop's turns
+# (ControlServer's TurnGathering). Run by hand: python3 Benchmarks/scripts/idle_connection_gather.py BINARY
+# (BINARY: a groupsync build, e.g. .build/release/groupsync). Uses a temporary home, removed at the end.
+import socket, subprocess, sys, threading, time, os, tempfile, json, shutil
 binary = sys.argv[1]
 home = tempfile.mkdtemp(prefix="gs-idle-")
 subprocess.run([binary, "--home", home, "init", "--name", "idle"], check=True, capture_output=True)
@@ -27,3 +30,4 @@ def rate(idle, seconds=3.0):
 for idle in (0, 1, 0, 1):
     print(f"idle connections {idle}: {rate(idle):,.0f} writes/s")
 daemon.terminate(); daemon.wait()
+shutil.rmtree(home, ignore_errors=True)

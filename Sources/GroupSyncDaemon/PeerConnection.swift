@@ -117,7 +117,7 @@ final class PeerConnection: @unchecked Sendable {
 
     /// Ends the session politely (goodbye), then the connection.
     func stop(reason: String) {
-        driveSession { session, _ in session.shutdown(reason: reason, store: store) }
+        driveSession { session, _ in session.shutdown(reason: reason, flushingDeferredEchoes: true) }
         outbound.locked { closeAfterQueue = true }
         outbound.broadcast()
     }

@@ -93,7 +93,7 @@ import Testing
         // The echoes b holds back are not changes a lacks.
         #expect(link.sessions.allSatisfy { $0?.pendingCount == 0 })
         // Nor after a reconnect: b's goodbye moved a's watermark past the applied entries first.
-        net.route(link.sessions[1]!.shutdown(reason: "daemon stopping", store: b.store), from: 1, on: link)
+        net.route(link.sessions[1]!.shutdown(reason: "daemon stopping", flushingDeferredEchoes: true), from: 1, on: link)
         net.runUntilQuiet()
         #expect(a.store.watermark(peer: b.device)?.sequence == b.store.lastSequence())
         net.connect(link)
@@ -143,7 +143,7 @@ import Testing
         net.runUntilQuiet()
         // Written on b, but its session is not told before it ends.
         b.store.set(.string("secret"), suite: "group.test", key: "after-removal", physicalMillis: net.now)
-        net.route(link.sessions[1]!.shutdown(reason: "this device is no longer paired with you", store: b.store), from: 1, on: link)
+        net.route(link.sessions[1]!.shutdown(reason: "this device is no longer paired with you", flushingDeferredEchoes: true), from: 1, on: link)
         net.runUntilQuiet()
         #expect(a.store.entry(suite: "group.test", key: "after-removal") == nil)
         #expect(link.entriesDelivered[0] == 0)

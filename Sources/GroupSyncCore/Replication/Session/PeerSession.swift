@@ -146,17 +146,13 @@ public struct PeerSession: Sendable {
         handle { (session: inout PeerSession) throws(CloseReason) in try session.checkTimers(nowMillis: now) }
     }
 
-    /// Ends the session on purpose: tells the peer goodbye, then closes.
-    public mutating func shutdown(reason: String) -> [SessionOutput] {
-        handle { (_: inout PeerSession) throws(CloseReason) in throw .shutdown(reason) }
-    }
-
-    /// Ends the session on purpose, first sending the echoes it deferred (so the next session does not send
-    /// them back), when flow control lets it. Only those: nothing the peer lacks leaves after the decision
-    /// to end — the peer may just have been removed.
-    public mutating func shutdown<S: ReplicaStore>(reason: String, store: S) -> [SessionOutput] {
+    /// Ends the session on purpose: tells the peer goodbye, then closes. `flushingDeferredEchoes`: first send
+    /// the echoes it deferred (so the next session does not send them back), when flow control lets it — for
+    /// a connection that still works. Only those: nothing the peer lacks leaves after the decision to end,
+    /// since the peer may just have been removed.
+    public mutating func shutdown(reason: String, flushingDeferredEchoes: Bool = false) -> [SessionOutput] {
         handle { (session: inout PeerSession) throws(CloseReason) in
-            try session.sendDeferredEchoes()
+            if flushingDeferredEchoes { try session.sendDeferredEchoes() }
             throw .shutdown(reason)
         }
     }

@@ -64,6 +64,24 @@ import GroupSyncCore
         }
     }
 
+    /// A paired device that is switched off (it has not connected since the daemons started, so the status
+    /// has no last sync for it) must not stop the connected ones from handing minutes over.
+    @Test func aSwitchedOffPairedDeviceDoesNotStopConnectedOnesFromHandingOverMinutes() throws {
+        let folder = TemporaryFolder()
+        let a = try TestDevice("a", in: folder), b = try TestDevice("b", in: folder), off = try TestDevice("off", in: folder)
+        for device in [a, b] { try device.start() }
+        try pairAll([a, b])
+        for device in [a, b] {
+            let added = try device.cli.run("peer", "add", off.id, "127.0.0.1:1", "--name", "off")
+            #expect(added.status == 0, "\(added.stderr)")
+        }
+        try a.cli.run("balance", "policy", "--daily-base", "60", "--max-extensions", "0")
+        try waitFor(b, "the policy arrives") { $0["allowanceMinutes"] == .double(60) }
+        for device in [a, b] { try waitFor(device, "an even share between the connected two") { $0["heldHereMinutes"] == .double(30) } }
+        #expect(try spend(b, "40") == 40, "b asks a for the 10 minutes it lacks")
+        for device in [a, b] { try waitFor(device, "the spend is seen") { $0["remainingMinutes"] == .double(20) } }
+    }
+
     @Test func minutesEarnedOnOneDeviceCanBeSpentOnTheOther() throws {
         let folder = TemporaryFolder()
         let a = try TestDevice("a", in: folder), b = try TestDevice("b", in: folder)

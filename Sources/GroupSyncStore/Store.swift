@@ -413,16 +413,27 @@ public final class Store: ReplicaStore {
                OR ((excluded.hlc_wall, excluded.hlc_logical, excluded.origin) = (entries.hlc_wall, entries.hlc_logical, entries.origin)
                    AND excluded.value IS NOT NULL AND (entries.value IS NULL OR excluded.value > entries.value))
             """)
-        bindEntry(entry, at: sequence, to: statement)
+        // A peer's value gets the limit a local write gets (`validate`), checked here where it is encoded
+        // anyway; throwing rolls the whole batch back. Without it a peer could store what no local write
+        // may, and what this device could then not forward in a frame of its own.
+        let encoded = entry.value.map(ValueCodec.encode)
+        if let encoded, encoded.count > Self.maxValueBytes {
+            throw .invalidEntry("value of \(entry.suite)/\(entry.key) is \(encoded.count) bytes; the limit is \(Self.maxValueBytes)")
+        }
+        bindEntry(entry, encodedValue: encoded, at: sequence, to: statement)
         try statement.run(clearingBindings: false)
         // 1 when inserted or updated; 0 when the conflict's WHERE kept the stored row.
         return database.changes == 1
     }
 
     private func bindEntry(_ entry: Entry, at sequence: Int64, to statement: SQLiteStatement) {
+        bindEntry(entry, encodedValue: entry.value.map(ValueCodec.encode), at: sequence, to: statement)
+    }
+
+    private func bindEntry(_ entry: Entry, encodedValue: [UInt8]?, at sequence: Int64, to statement: SQLiteStatement) {
         statement.bind(1, entry.suite)
         statement.bind(2, entry.key)
-        statement.bind(3, entry.value.map(ValueCodec.encode))
+        statement.bind(3, encodedValue)
         statement.bind(4, entry.version.hlc.wallMillis)
         statement.bind(5, Int64(entry.version.hlc.logical))
         statement.bind(6, entry.version.origin.bytes)

@@ -59,13 +59,15 @@ import GroupSyncTransport
 
     @Test func anOversizedFrameIsRefusedBeforeAnythingIsAllocated() throws {
         let scene = try Scene()
-        let before = try residentMegabytes(scene.a)
+        let before = try residentMegabytes(scene.a), peakBefore = try peakVirtualMegabytes(scene.a)
         let peer = try HostilePeer(as: scene.b, to: scene.a)
         try peer.connection.writeAll([0xFF, 0xFF, 0xFF, 0xFF, 0x02, 0x00])
         let farewell = try peer.receive(until: { _ in false }, timeout: 5)
         #expect(farewell.contains { if case .error(.malformed, _) = $0 { true } else { false } }, "told why: \(farewell)")
         #expect(peer.closedByPeer, "and disconnected")
         #expect(try residentMegabytes(scene.a) - before < 50, "a 4 GiB announcement allocates nothing")
+        // Reserved address space never shows in the resident size; the peak would hold a 4 GiB reservation.
+        #expect(try peakVirtualMegabytes(scene.a) - peakBefore < 1024, "nor reserves it")
         let lines = scene.a.log.split(separator: "\n").filter { $0.contains("event=closed") && $0.contains("bad framing") }
         #expect(lines.count == 1, "logged once: \(lines)")
         try scene.expectHonestSyncFlows("after-oversize")
@@ -184,13 +186,19 @@ import GroupSyncTransport
         try procStatus(device, "VmRSS:") / 1024
     }
 
+    private func peakVirtualMegabytes(_ device: TestDevice) throws -> Int {
+        try procStatus(device, "VmPeak:") / 1024
+    }
+
     private func threadCount(_ device: TestDevice) throws -> Int { try procStatus(device, "Threads:") }
 
     private func procStatus(_ device: TestDevice, _ field: String) throws -> Int {
         let pid = try #require(device.daemon?.processIdentifier)
         let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
         let line = try #require(status.split(separator: "\n").first { $0.hasPrefix(field) })
-        return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap { Int($0) } ?? 0)
+        // "Threads:\t5", "VmRSS:\t   1234 kB": a tab, then maybe spaces.
+        let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+        return try #require(fields.dropFirst().first.flatMap { Int($0) }, "no number in '\(line)'")
     }
 }
 

@@ -54,6 +54,22 @@ import Testing
         #expect(try Self.decode(v2) == .changes(batch))
     }
 
+    /// Swift's `String` equality is canonical equivalence, but stores tell names apart by their bytes: a
+    /// batch with NFC and NFD spellings of one suite name must arrive as two suites, not be filed under one.
+    @Test func suiteNamesThatDifferOnlyInNormalizationStayApart() throws {
+        let composed = "group.\u{E9}", decomposed = "group.e\u{301}"
+        #expect(composed == decomposed, "equal to Swift, which is the trap")
+        let changes = [composed, decomposed, composed, decomposed].enumerated().map { i, suite in
+            Change(sequence: Int64(i) + 1, entry: ReplicationFixtures.entry("k\(i)", .int(Int64(i)), wall: 1_732_886_400_000, origin: 1, suite: suite))
+        }
+        let batch = ChangeBatch(after: 0, through: 4, changes: changes)
+        guard case .changes(let decoded)? = try Self.decode(MessageCodec.payload(.changes(batch), version: Self.v2)) else {
+            Issue.record("did not decode as a batch")
+            return
+        }
+        #expect(decoded.changes.map { Array($0.entry.suite.utf8) } == changes.map { Array($0.entry.suite.utf8) })
+    }
+
     @Test func anIncompressibleBodyIsSentStored() throws {
         var generator = SeededGenerator(seed: 3)
         let noise = (0..<2_000).map { _ in UInt8.random(in: 0...255, using: &generator) }

@@ -1,4 +1,5 @@
 import Testing
+import Foundation
 @testable import GroupSyncCore
 
 @Suite struct ValueCodecTests {
@@ -40,6 +41,35 @@ import Testing
         #expect(throws: DecodingError.self) { try ValueCodec.decode([4, 4]) }  // trailing byte
         #expect(throws: DecodingError.self) { try ValueCodec.decode([9, 2, 1, 97, 4, 1, 97, 5]) }  // duplicate key
         #expect(throws: DecodingError.self) { try ValueCodec.decode(Array(repeating: 8, count: 100) + [0]) }  // too deep
+    }
+
+    /// A count is bounded only by the bytes left (one byte an element), and a nested value keeps its own
+    /// reservation while its children decode: reserving room for announced counts on trust let one 4 MiB
+    /// value of 63 nested dictionaries, each announcing 4 million entries, claim ~12 GB of address space
+    /// before it failed to decode, and abort the process where address space is limited.
+    @Test func announcedCountsAreNotTrustedWithTheirReservation() throws {
+        var bomb = ByteWriter()
+        for _ in 0..<63 {
+            bomb.write(ValueCodec.Tag.dictionary.rawValue)
+            bomb.writeVarint(4_000_000)
+            bomb.writeString("k")
+        }
+        bomb.write(0xEE)  // no such tag: the decoding fails here, at the bottom
+        let bytes = bomb.bytes + [UInt8](repeating: 0, count: 4_100_000)
+        let before = try Self.peakVirtualKilobytes()
+        #expect(throws: DecodingError.self) { try ValueCodec.decode(bytes) }
+        let grown = try Self.peakVirtualKilobytes() - before
+        #expect(grown < 1_000_000, "the process's peak address space grew by \(grown / 1024) MB")
+    }
+
+    /// `VmPeak` from /proc/self/status: the largest the address space has been, reserved or touched.
+    static func peakVirtualKilobytes() throws -> Int {
+        let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmPeak:") }),
+              let kilobytes = Int(line.split(whereSeparator: { $0 == " " || $0 == "\t" })[1]) else {
+            throw DecodingError.malformed("no VmPeak in /proc/self/status")
+        }
+        return kilobytes
     }
 
     @Test func randomBytesNeverCrash() {

@@ -135,6 +135,20 @@ import GroupSyncCore
         #expect(try store.lastSequence() == 0)
     }
 
+    /// A peer's entries get the limit a local write gets: a value over 1 MiB is refused, and so is the rest
+    /// of its batch (one transaction), or this store would hold what it could not forward in a frame.
+    @Test func aPeersValueOverTheLimitIsRefusedWithItsBatch() throws {
+        let folder = TemporaryFolder()
+        let store = try Store(path: folder.path + "/store.db", device: Self.me)
+        let version = Version(hlc: HLC(wallMillis: 1_000), origin: Self.other)
+        let fine = Entry(suite: "s", key: "fine", value: .int(1), version: version)
+        let big = Entry(suite: "s", key: "big", value: .string(String(repeating: "x", count: Store.maxValueBytes)), version: version)
+        #expect(throws: StoreError.self) { try store.apply([fine, big]) }
+        #expect(try store.lastSequence() == 0)
+        #expect(try store.entry(suite: "s", key: "fine") == nil)
+        #expect(try store.apply([fine]).applied.count == 1)
+    }
+
     @Test func changesAreReadInSequenceFromAnyPoint() throws {
         let folder = TemporaryFolder()
         let store = try Store(path: folder.path + "/store.db", device: Self.me)

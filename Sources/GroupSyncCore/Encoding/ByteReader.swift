@@ -73,6 +73,13 @@ public struct ByteReader {
         return bytes[offset...]
     }
 
+    /// How many elements to reserve room for when a peer announced `count`. `readLength` bounds a count only
+    /// by the bytes left, one byte an element, while an element in memory takes tens of bytes, and a nested
+    /// value holds its reservation while its children decode: reserving on trust let one 4 MiB frame of
+    /// nested dictionaries claim ~12 GB of address space. Beyond this many, a collection grows as its
+    /// elements actually arrive.
+    public static func reservation(forAnnounced count: Int) -> Int { min(count, 1024) }
+
     public mutating func readLengthPrefixed() throws(DecodingError) -> [UInt8] {
         try readBytes(try readLength())
     }

@@ -73,16 +73,17 @@ public enum ValueCodec {
         case .boolTrue: return .bool(true)
         case .data: return .data(try reader.readLengthPrefixed())
         case .array:
-            // Every element takes at least one byte, so a count larger than what is left is a lie.
+            // Every element takes at least one byte, so a count larger than what is left is a lie (and a smaller
+            // one is not trusted with a reservation of its size: `ByteReader.reservation`).
             let count = try reader.readLength()
             var items: [Value] = []
-            items.reserveCapacity(count)
+            items.reserveCapacity(ByteReader.reservation(forAnnounced: count))
             for _ in 0..<count { items.append(try decode(from: &reader, depth: depth + 1)) }
             return .array(items)
         case .dictionary:
             let count = try reader.readLength()
             var dict: [String: Value] = [:]
-            dict.reserveCapacity(count)
+            dict.reserveCapacity(ByteReader.reservation(forAnnounced: count))
             for _ in 0..<count {
                 let key = try reader.readString()
                 guard dict[key] == nil else { throw .malformed("duplicate dictionary key '\(key)'") }

@@ -32,6 +32,7 @@ public struct ChangeBatchEncoder {
 
     // Version 2 state.
     private var suites: [String] = []
+    /// Each name by its first spelling under Swift equality; `index(ofSuite:)` checks the bytes.
     private var suiteIndex: [String: Int] = [:]
     private var suiteTableBytes = 0
     private var origins: [DeviceID] = []
@@ -60,6 +61,16 @@ public struct ChangeBatchEncoder {
         self.previousSequence = after
     }
 
+    /// The table index of the suite with exactly these bytes. Swift's `String` equality is canonical
+    /// equivalence, so `suiteIndex` may answer with another spelling of the name (NFC "é" for NFD "é"),
+    /// while the store, and every peer's store, tells names apart by their bytes: taking that answer
+    /// would file the entry under the other suite on the receiving side.
+    private func index(ofSuite suite: String) -> Int? {
+        guard let index = suiteIndex[suite] else { return nil }
+        if suites[index].utf8.elementsEqual(suite.utf8) { return index }
+        return suites.firstIndex { $0.utf8.elementsEqual(suite.utf8) }
+    }
+
     /// The body's size so far, with room for its counts.
     public var bodyBytes: Int {
         switch version {
@@ -81,7 +92,7 @@ public struct ChangeBatchEncoder {
                 return false
             }
         default:
-            let knownSuite = suiteIndex[entry.suite], knownOrigin = originIndex[entry.version.origin]
+            let knownSuite = index(ofSuite: entry.suite), knownOrigin = originIndex[entry.version.origin]
             let newSuiteBytes = knownSuite == nil ? Self.stringBytes(entry.suite) : 0
             let newOriginBytes = knownOrigin == nil ? DeviceID.byteCount : 0
             precondition(change.sequence > previousSequence, "a batch's changes must come in increasing sequence order")
@@ -97,7 +108,7 @@ public struct ChangeBatchEncoder {
                 return false
             }
             if knownSuite == nil {
-                suiteIndex[entry.suite] = suites.count
+                if suiteIndex[entry.suite] == nil { suiteIndex[entry.suite] = suites.count }
                 suites.append(entry.suite)
                 suiteTableBytes += newSuiteBytes
             }

@@ -36,7 +36,7 @@ extension MessageCodec {
     private static func decodeCompactBody(_ r: inout ByteReader, after: Int64, through: Int64) throws(DecodingError) -> Message {
         let suiteCount = try r.readLength()
         var suites: [String] = []
-        suites.reserveCapacity(suiteCount)
+        suites.reserveCapacity(ByteReader.reservation(forAnnounced: suiteCount))
         for _ in 0..<suiteCount { suites.append(try r.readString()) }
 
         let originCount = try r.readVarint()
@@ -47,10 +47,11 @@ extension MessageCodec {
             do { origins.append(try DeviceID(bytes: try r.readBytes(DeviceID.byteCount))) } catch { throw .malformed("bad origin: \(error)") }
         }
 
-        // Each change takes more than one byte, so a count beyond what is left is refused before allocating.
+        // Each change takes more than one byte, so a count beyond what is left is refused; a count within it
+        // is still not trusted with a reservation of its size (`ByteReader.reservation`).
         let count = try r.readLength()
         var changes: [Change] = []
-        changes.reserveCapacity(count)
+        changes.reserveCapacity(ByteReader.reservation(forAnnounced: count))
         var sequence = after, wall: Int64 = 0
         for _ in 0..<count {
             let gap = try r.readVarint()

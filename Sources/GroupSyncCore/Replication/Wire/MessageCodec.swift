@@ -124,10 +124,11 @@ public enum MessageCodec {
         case .changes:
             let after = try readSequence(&r), through = try readSequence(&r)
             guard after <= through else { throw .malformed("batch ends at \(through), before its start \(after)") }
-            // Each change takes more than one byte, so a count beyond what is left is refused before allocating.
+            // Each change takes more than one byte, so a count beyond what is left is refused; a count within it
+            // is still not trusted with a reservation of its size (`ByteReader.reservation`).
             let count = try r.readLength()
             var changes: [Change] = []
-            changes.reserveCapacity(count)
+            changes.reserveCapacity(ByteReader.reservation(forAnnounced: count))
             var previous = after
             for _ in 0..<count {
                 let change = try decodeChange(&r)

@@ -298,7 +298,7 @@ final class ControlServer: @unchecked Sendable {
         for received in requests {
             guard let (request, command) = received.request else {
                 flushWrites()
-                answers.append(ControlResponse.error("the request is not a JSON object with a command"))
+                answers.append(ControlResponse.error(received.problem ?? "the request is not a JSON object with a command"))
                 continue
             }
             if let write = received.write {
@@ -327,15 +327,26 @@ struct ReceivedRequest {
     /// For `set` and `delete`, which the loop commits together with every other client's: the write, or why
     /// the request cannot be one.
     let write: Result<LocalWrite, TypedJSONError>?
+    /// Why the line is not a request, when it is not: the parser's own words, or what the object lacks.
+    let problem: String?
 
     init(_ line: String) {
-        if case .dictionary(let object)? = try? JSONParser.parse(line), case .string(let command)? = object["command"] {
-            request = (object, command)
-            write = command == "set" || command == "delete" ? Daemon.localWrite(from: object) : nil
-        } else {
-            request = nil
-            write = nil
+        // A member set to null counts as absent: CONTROL.md lets clients send fields the daemon does not know,
+        // and a JSON encoder may write an unset optional as null. A null `value` is then a missing value.
+        let parsed: Value
+        do throws(JSONError) {
+            parsed = try JSONParser.parse(line, omittingNullMembers: true)
+        } catch {
+            (request, write, problem) = (nil, nil, "the request is \(error)")
+            return
         }
+        guard case .dictionary(let object) = parsed, case .string(let command)? = object["command"] else {
+            (request, write, problem) = (nil, nil, "the request is not a JSON object with a command")
+            return
+        }
+        request = (object, command)
+        write = command == "set" || command == "delete" ? Daemon.localWrite(from: object) : nil
+        problem = nil
     }
 }
 

@@ -24,6 +24,15 @@ import GroupSyncStore
         }
         #expect(try device.get("x", suite: "s") == nil)
         #expect(client.request(#"{"command":"get","suite":"s","key":"t"}"#).contains("2026-11-29T13:15:00Z"))
+        // CONTROL.md: unknown fields are ignored, and a null one is no different; a null value is a missing one.
+        #expect(client.request(#"{"command":"get","suite":"s","key":"t","trace":null}"#).contains("2026-11-29T13:15:00Z"))
+        #expect(client.request(#"{"command":"set","suite":"s","key":"n","type":"int","value":1,"extra":null}"#).contains(#""ok":true"#))
+        let nullValue = client.request(#"{"command":"set","suite":"s","key":"x","type":"int","value":null}"#)
+        #expect(nullValue.contains(#""ok":false"#) && nullValue.contains("value"), "\(nullValue)")
+        // Malformed JSON is answered with where and why, not a guess.
+        let broken = client.request(#"{"command":"get","suite":"s","key":}"#)
+        #expect(broken.contains(#""ok":false"#) && broken.contains("invalid JSON at byte"), "\(broken)")
+        #expect(try device.get("x", suite: "s") == nil)
     }
 
     /// `ControlConnection`, the client the CLI and apps use: pipelined requests answered in order, and a

@@ -10,4 +10,12 @@ while let entry = cursor.pointee {
     }
     cursor += 1
 }
+// `CommandLine.arguments` repairs bytes that are not UTF-8 into U+FFFD, so two different byte strings would
+// name the same suite or key. Refuse them instead (exit 2, bad usage, nothing done).
+for index in 1..<Int(CommandLine.argc) {
+    guard let raw = CommandLine.unsafeArgv[index], String(validatingCString: raw) == nil else { continue }
+    let message = Array("groupsync: argument \(index) is not valid UTF-8\n".utf8)
+    _ = write(2, message, message.count)
+    exit(2)
+}
 exit(CommandLineTool.main(CommandLine.arguments, environment: environment))

@@ -15,6 +15,11 @@ import GroupSyncStore
         ["set", "", "k", "v"], ["set", "s", "", "v"], ["set", "s", "a\u{1}b", "v"],
         ["set", "s", "k", "v", "--frobnicate"], ["get", "s"], ["get", "s", "k", "x"], ["delete"], ["list"],
         ["watch"], ["frob"], ["init", "--name", ""], ["id", "extra"], ["get", "--int", "s", "k"],
+        // An empty --home must not fall back to the default home (here: the test's, through GROUPSYNC_HOME).
+        ["--home", "", "set", "s", "k", "v"], ["set", "s", "k", "v", "--home="],
+        // Decimal numbers only: Swift's Double("0x10") is 16. An amount that rounds to 0 ms changes nothing.
+        ["set", "s", "k", "--double", "0x10"], ["set", "s", "k", "--double", "1e"], ["set", "s", "k", "--double", "."],
+        ["balance", "earn", "0x10"], ["balance", "earn", "1e-10"], ["balance", "spend", " 1"],
     ]
 
     @Test func badInputExitsTwoAndWritesNothing() throws {
@@ -32,6 +37,44 @@ import GroupSyncStore
         }
         #expect(try storeSequence(home: cli.home) == before)
         #expect(try cli.run("get", "s", "k").stdout == "original\n")
+    }
+
+    /// `-h` after a positional is a value like any other single-dash word, not a help request that exits 0
+    /// having written nothing; before one it still asks for help.
+    @Test func aDashHValueIsStoredAndHelpStillWorksUpFront() throws {
+        let folder = TemporaryFolder()
+        let cli = GroupSyncBinary(home: folder.path + "/home")
+        try cli.run("init")
+        #expect(try cli.run("set", "s", "flag", "-h").status == 0)
+        #expect(try cli.run("get", "s", "flag").stdout == "-h\n")
+        #expect(try cli.run("set", "-h").stdout.contains("usage: groupsync set"))
+    }
+
+    /// Bytes that are not UTF-8 would be repaired into U+FFFD, so two byte strings would name one suite.
+    @Test func anArgumentThatIsNotUTF8IsRefused() throws {
+        let folder = TemporaryFolder()
+        let cli = GroupSyncBinary(home: folder.path + "/home")
+        try cli.run("init")
+        let before = try storeSequence(home: cli.home)
+        let result = try cli.run(["-c", #"exec "$0" set "$(printf 's\377')" k v"#, GroupSyncBinary.path], executable: "/bin/sh")
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(result.stderr.contains("not valid UTF-8"))
+        #expect(try storeSequence(home: cli.home) == before)
+    }
+
+    /// A peer's address is a host and a port of digits: a newline or a space in the host would be stored and
+    /// break the one-line-per-peer output, and "+22100" is not a port as written.
+    @Test func aPeerAddressWithStrayCharactersIsRefused() throws {
+        let folder = TemporaryFolder()
+        let cli = GroupSyncBinary(home: folder.path + "/home"), other = GroupSyncBinary(home: folder.path + "/other")
+        try cli.run("init")
+        let otherID = try #require(try other.run("init").lines.first)
+        for address in ["ho\nst:22100", "ho st:22100", "host:+22100", "host:", "ho\u{7F}st:1", "h\u{E9}:1"] {
+            let result = try cli.run("peer", "add", otherID, address)
+            #expect(result.status == 2, "\(address): \(result.status) \(result.stderr)")
+        }
+        #expect(!(try cli.run("peer", "list").stdout.contains(otherID)), "nothing was stored")
+        #expect(try cli.run("peer", "add", otherID, "desk-top.local:22100").status == 0)
     }
 
     @Test func aDamagedStoreIsNamedAndLeftAlone() throws {

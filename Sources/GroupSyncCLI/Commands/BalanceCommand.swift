@@ -209,9 +209,12 @@ enum BalanceCommand: Command {
 
     /// A number of minutes from the command line, within the policy's range.
     private static func minutes(_ text: String, flag: String, allowZero: Bool) throws(CLIError) -> Double {
-        guard let value = Double(text), value.isFinite, BalancePolicy.minutesRange.contains(value), allowZero || value > 0 else {
+        // "Above 0" means at least a millisecond, the unit the balance counts in: 1e-10 would round to
+        // nothing and report success for a change that did not happen.
+        guard let value = DecimalNumber.parse(text), let millis = BalanceAmount.millis(minutes: value, in: BalancePolicy.minutesRange),
+              allowZero || millis > 0 else {
             let bound = Int(BalancePolicy.minutesRange.upperBound)
-            throw .badInput("\(flag) must be a number of minutes \(allowZero ? "from 0" : "above 0") up to \(bound), not '\(text)'")
+            throw .badInput("\(flag) must be a number of minutes \(allowZero ? "from 0" : "above 0 (at least a millisecond)") up to \(bound), not '\(text)'")
         }
         return value
     }

@@ -136,7 +136,7 @@ enum NotifyCommand: Command {
 
     private static func seconds(_ arguments: ParsedArguments, _ flag: String) throws(CLIError) -> Double? {
         guard let text = arguments.value(flag) else { return nil }
-        guard let seconds = Double(text), seconds.isFinite, seconds >= 0, !text.isEmpty else {
+        guard let seconds = DecimalNumber.parse(text), seconds >= 0 else {
             throw .badInput("\(flag) expects a number of seconds, got '\(text)'")
         }
         return seconds

@@ -142,7 +142,7 @@ enum SimulateCommand: Command {
     }
 
     private static func rate(_ text: String, _ flag: String, max: Double) throws(CLIError) -> Double {
-        guard let value = Double(text), value.isFinite, value >= 0, value <= max else {
+        guard let value = DecimalNumber.parse(text), value >= 0, value <= max else {
             throw .badInput("\(flag) expects a number from 0 to \(max), got '\(text)'")
         }
         return value

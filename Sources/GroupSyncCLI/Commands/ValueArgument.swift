@@ -19,7 +19,7 @@ enum ValueArgument {
             guard let int = Int64(text) else { throw .badInput("--int expects a whole number from \(Int64.min) to \(Int64.max), got '\(text)'") }
             return .int(int)
         case "--double":
-            guard let double = Double(text), double.isFinite, !text.isEmpty, !text.contains(where: \.isWhitespace) else {
+            guard let double = DecimalNumber.parse(text) else {
                 throw .badInput("--double expects a finite number such as 0.25, got '\(text)'")
             }
             return .double(double)

@@ -27,7 +27,9 @@ enum ArgumentParser {
             var argument = arguments[index]
             index += 1
             if optionsEnded || !argument.hasPrefix("--") || argument == "-" {
-                if !optionsEnded && (argument == "-h") { parsed.wantsHelp = true; continue }
+                // `-h` asks for help only before any positional: after one it is a value like `-x` (`set S K -h`
+                // stores "-h"), not a help request that would exit 0 having written nothing.
+                if !optionsEnded && argument == "-h" && parsed.positionals.isEmpty { parsed.wantsHelp = true; continue }
                 parsed.positionals.append(argument)
                 continue
             }
@@ -40,6 +42,11 @@ enum ArgumentParser {
             }
             if spec.valued.contains(argument) {
                 guard parsed.values[argument] == nil else { throw .usage("\(argument) is given twice") }
+                // An empty `--home` (`--home "$UNSET"`) must not fall back to the default home: the command would
+                // then read or write the user's real device instead of the one the script meant.
+                if argument == "--home" && (inlineValue ?? (index < arguments.endIndex ? arguments[index] : nil)) == "" {
+                    throw .usage("--home needs a folder, not an empty value")
+                }
                 if let inlineValue {
                     parsed.values[argument] = inlineValue
                 } else {

@@ -89,6 +89,23 @@ import GroupSyncStore
         #expect(try Data(contentsOf: URL(fileURLWithPath: storePath)) == Data(repeating: 0x42, count: 8192))
     }
 
+    /// SQLite would take an empty file for a new database: a store truncated to nothing must be reported like
+    /// any other damage, not silently reset.
+    @Test func aStoreTruncatedToNothingIsNamedAndLeftAlone() throws {
+        let folder = TemporaryFolder()
+        let cli = GroupSyncBinary(home: folder.path + "/home")
+        try cli.run("init")
+        try cli.run("set", "s", "k", "v")
+        let storePath = cli.home + "/store.db"
+        #expect(truncate(storePath, 0) == 0)
+        for arguments in [["get", "s", "k"], ["set", "s", "k", "w"]] {
+            let result = try cli.run(arguments)
+            #expect(result.status == 3, "\(arguments): \(result.status) \(result.stderr)")
+            #expect(result.stderr.contains(storePath) && result.stderr.contains("empty"), "\(result.stderr)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: storePath)).isEmpty)
+    }
+
     @Test func aDamagedKeyFileIsNamed() throws {
         let folder = TemporaryFolder()
         let cli = GroupSyncBinary(home: folder.path + "/home")

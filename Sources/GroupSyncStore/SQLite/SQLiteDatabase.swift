@@ -15,6 +15,12 @@ final class SQLiteDatabase {
 
     init(path: String) throws(StoreError) {
         self.path = path
+        // SQLite takes an empty file for a new database and would create the schema in it: a store truncated to
+        // nothing would be silently reset. A store is never empty once created (its schema is written when
+        // it is), unless its log still holds everything; so an empty file with no log is damage, reported.
+        if Self.fileSize(path) == 0 && (Self.fileSize(path + "-wal") ?? 0) == 0 {
+            throw .corrupt(path: path, reason: "the file is empty, as a store never is once created: it was truncated")
+        }
         writerLock = WriterLock(path: path + "-writer")
         var db: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
@@ -32,6 +38,12 @@ final class SQLiteDatabase {
     }
 
     deinit { sqlite3_close_v2(handle) }
+
+    /// The size of the file at `path`, nil when there is none.
+    private static func fileSize(_ path: String) -> Int? {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int(info.st_size) : nil
+    }
 
     func execute(_ sql: String) throws(StoreError) {
         var errorMessage: UnsafeMutablePointer<CChar>?

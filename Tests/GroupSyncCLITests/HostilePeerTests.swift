@@ -73,6 +73,19 @@ import GroupSyncTransport
         try scene.expectHonestSyncFlows("after-oversize")
     }
 
+    /// The peer learns why, even with its own bytes still unread on our side: closing a socket with unread
+    /// data makes the kernel send a reset, and a reset that arrives first makes the peer drop our `error`.
+    @Test func theErrorReachesAPeerWhoseBytesAreStillUnread() throws {
+        let scene = try Scene()
+        let peer = try HostilePeer(as: scene.b, to: scene.a)
+        // A frame announcing more than a frame may hold, then more bytes that a will never read as frames.
+        try peer.connection.writeAll([0xFF, 0xFF, 0xFF, 0xFF, 0x02, 0x00] + [UInt8](repeating: 0x55, count: 32 * 1024))
+        Thread.sleep(forTimeInterval: 0.5)  // a has answered and closed by now; read only afterwards
+        let farewell = try peer.receive(until: { _ in false }, timeout: 5)
+        #expect(farewell.contains { if case .error(.malformed, _) = $0 { true } else { false } }, "told why: \(farewell)")
+        #expect(peer.closedByPeer)
+    }
+
     @Test func replayedFramesAreHarmlessOrEndTheSession() throws {
         let scene = try Scene()
         let now = Int64(Date().timeIntervalSince1970 * 1000)

@@ -1,4 +1,5 @@
 import CSQLite
+import Glibc
 import GroupSyncCore
 
 /// The durable App Group store of one device: SQLite in WAL mode, shared by every process on the machine.
@@ -32,10 +33,29 @@ public final class Store: ReplicaStore {
         self.device = device
         self.physicalClock = physicalClock
         self.maxForwardDriftMillis = maxForwardDriftMillis
+        if access(path, F_OK) != 0 { try Self.createAtomically(path) }
         database = try SQLiteDatabase(path: path)
         try StoreSchema.prepare(database)
         storeID = try readMeta("store_id").map { String(decoding: $0, as: UTF8.self) } ?? ""
         if try readMeta("balance_epoch_keys") != nil, BalanceAccount.isValidEpoch(storeID) { balanceEpoch = storeID }
+    }
+
+    /// Makes a new store file whole before it appears under its name. SQLite creates a file empty and writes
+    /// its first page a moment later, and another process opening it in between (an app and the daemon
+    /// starting together) would find an empty file, which is what a truncated store looks like and is refused
+    /// (`SQLiteDatabase`). So the store is built under a private name and linked into place; when another
+    /// process got there first, its store is the one everybody uses.
+    private static func createAtomically(_ path: String) throws(StoreError) {
+        let building = path + ".new-\(getpid())"
+        defer { for suffix in ["", "-wal", "-shm", "-writer"] { unlink(building + suffix) } }
+        do {
+            let database = try SQLiteDatabase(path: building)
+            try StoreSchema.prepare(database)
+            withExtendedLifetime(database) {}
+        }  // closed here: SQLite checkpoints the log into the file and removes it
+        guard link(building, path) == 0 || errno == EEXIST else {
+            throw .cannotOpen(path: path, reason: "cannot create it: \(String(cString: strerror(errno)))")
+        }
     }
 
     // MARK: Local writes

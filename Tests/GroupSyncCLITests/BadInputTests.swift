@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import Synchronization
 import GroupSyncCore
 import GroupSyncStore
 
@@ -104,6 +105,25 @@ import GroupSyncStore
             #expect(result.stderr.contains(storePath) && result.stderr.contains("empty"), "\(result.stderr)")
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: storePath)).isEmpty)
+    }
+
+    /// A store removed to be refilled by peers (the recovery the damage message suggests) is made anew by
+    /// whichever process opens it first; others opening it at the same moment must not find it half made
+    /// (an empty file, which is what a truncated store looks like).
+    @Test func processesRecreatingAMissingStoreTogetherAllSucceed() throws {
+        let folder = TemporaryFolder()
+        let cli = GroupSyncBinary(home: folder.path + "/home")
+        try cli.run("init")
+        for round in 0..<3 {
+            for suffix in ["", "-wal", "-shm"] { unlink(cli.home + "/store.db" + suffix) }
+            let results = Mutex<[Int32]>([])
+            DispatchQueue.concurrentPerform(iterations: 12) { _ in
+                let status = (try? cli.run("get", "s", "k").status) ?? -1
+                results.withLock { $0.append(status) }
+            }
+            #expect(results.withLock { $0 }.allSatisfy { $0 == 1 }, "round \(round): \(results.withLock { $0 })")
+        }
+        #expect(try cli.run("set", "s", "k", "v").status == 0)
     }
 
     @Test func aDamagedKeyFileIsNamed() throws {

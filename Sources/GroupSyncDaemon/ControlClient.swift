@@ -23,7 +23,7 @@ public final class ControlConnection {
             return nil
         }
         self.fd = fd
-        reader = LineSocket.Reader(fd: fd, timeoutMillis: Int32(clamping: timeoutSeconds * 1000))
+        reader = LineSocket.Reader(fd: fd, timeoutMillis: Int32(clamping: timeoutSeconds * 1000), maxLineBytes: LineSocket.maxAnswerBytes)
     }
 
     deinit { close(fd) }

@@ -31,6 +31,9 @@ final class ControlServer: @unchecked Sendable {
     /// A client that sends nothing for this long is let go, so forgotten connections do not pile up.
     static let idleMillis: Int64 = 600_000
     static let maxClients = 1024
+    /// A client's requests read and not yet answered, at most: past this the loop stops reading it until it
+    /// has been answered, so a client that sends without reading its answers cannot grow the daemon's memory.
+    static let maxQueuedRequests = 1024
 
     init(home: Home, daemon: Daemon) throws(HomeError) {
         path = home.path + "/control.sock"
@@ -80,8 +83,11 @@ final class ControlServer: @unchecked Sendable {
         // Busy clients are left out: their worker owns them until it hands them back.
         var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
         for (client, state) in clients where !state.busy {
-            // A client whose stream ended is only written to (reading its end again would spin).
-            let reading = state.ended ? 0 : Int16(POLLIN)
+            // A client whose stream ended is only written to (reading its end again would spin). One whose answers
+            // are still unsent, or that has many requests queued, is not read either until it catches up: the
+            // kernel's socket buffer, not the daemon's memory, then holds what it keeps sending.
+            let holdsBack = !state.output.isEmpty || state.requests.count >= Self.maxQueuedRequests
+            let reading = state.ended || holdsBack ? 0 : Int16(POLLIN)
             fds.append(pollfd(fd: client, events: reading | (state.output.isEmpty ? 0 : Int16(POLLOUT)), revents: 0))
         }
         while poll(&fds, nfds_t(fds.count), waitMillis) < 0 {
@@ -154,13 +160,21 @@ final class ControlServer: @unchecked Sendable {
         _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
     }
 
-    /// Reads all a client has sent; notes the end of its stream, or a line too long to be a request.
+    /// Reads what a client has sent, up to `maxQueuedRequests` requests; notes the end of its stream, or a
+    /// line too long to be a request (answered with an error, then the connection is closed).
     private func receive(_ client: Int32) {
-        while true {
+        while clients[client]!.requests.count < Self.maxQueuedRequests {
             let n = chunk.withUnsafeMutableBytes { read(client, $0.baseAddress, $0.count) }
             if n > 0 {
                 clients[client]!.input += chunk[0..<n]
                 clients[client]!.lastActive = monotonicMillis()
+                clients[client]!.parseCompleteLines()
+                if clients[client]!.pendingBytesWithoutNewline > LineSocket.maxLineBytes {
+                    clients[client]!.input.removeAll()
+                    clients[client]!.requests.append(ReceivedRequest(refusing: "the request line is longer than \(LineSocket.maxLineBytes) bytes; the connection is closed"))
+                    clients[client]!.ended = true
+                    break
+                }
                 // A short read took all there was: the next `poll` says when more comes (and sees an EOF).
                 if n < chunk.count { break }
                 continue
@@ -170,8 +184,6 @@ final class ControlServer: @unchecked Sendable {
             clients[client]!.ended = true  // EOF or an error: answer what is complete, then close
             break
         }
-        clients[client]!.parseCompleteLines()
-        if clients[client]!.pendingBytesWithoutNewline > LineSocket.maxLineBytes { clients[client]!.ended = true }
     }
 
     /// Answers the complete lines of the ready clients: every client's leading writes in one commit, the
@@ -278,7 +290,14 @@ final class ControlServer: @unchecked Sendable {
         mutating func parseCompleteLines() {
             guard let lastNewline = input.lastIndex(of: 10) else { return }
             for line in input[..<lastNewline].split(separator: 10, omittingEmptySubsequences: false) {
-                requests.append(ReceivedRequest(String(decoding: line, as: UTF8.self)))
+                if line.count > LineSocket.maxLineBytes {
+                    requests.append(ReceivedRequest(refusing: "the request line is longer than \(LineSocket.maxLineBytes) bytes"))
+                } else if let text = String(validating: line, as: UTF8.self) {
+                    requests.append(ReceivedRequest(text))
+                } else {
+                    // Decoding with repair would store U+FFFD in place of what was sent.
+                    requests.append(ReceivedRequest(refusing: "the request is not valid UTF-8"))
+                }
             }
             input.removeSubrange(...lastNewline)
         }
@@ -348,6 +367,11 @@ struct ReceivedRequest {
         write = command == "set" || command == "delete" ? Daemon.localWrite(from: object) : nil
         problem = nil
     }
+
+    /// A line refused before it was parsed.
+    init(refusing problem: String) {
+        (request, write, self.problem) = (nil, nil, problem)
+    }
 }
 
 /// The shapes of the control socket's answers.
@@ -391,29 +415,41 @@ struct UnixSocketAddress {
 
 /// Newline-delimited messages on a blocking socket, bounded so a confused client cannot grow memory.
 enum LineSocket {
+    /// The longest request line the daemon reads.
     static let maxLineBytes = 1 << 20
+    /// The longest answer a client reads: a `get` of a value at the store's 1 MiB limit is longer than the
+    /// value (JSON escapes a control byte as six, base64 grows data by a third), so answers get more room.
+    static let maxAnswerBytes = 8 << 20
 
     /// Reads newline-terminated lines, keeping what follows a newline for the next call.
     struct Reader {
         let fd: Int32
         let timeoutMillis: Int32
+        let maxLineBytes: Int
         private var buffer: [UInt8] = []
+        /// How much of `buffer` is known to hold no newline.
+        private var scanned = 0
         /// Reused for every read: a client reads one short answer per request, many times a second.
         private var chunk = [UInt8](repeating: 0, count: 16 * 1024)
 
-        init(fd: Int32, timeoutMillis: Int32) {
+        init(fd: Int32, timeoutMillis: Int32, maxLineBytes: Int) {
             self.fd = fd
             self.timeoutMillis = timeoutMillis
+            self.maxLineBytes = maxLineBytes
         }
 
         /// The next line without its newline; `nil` at the end, on a timeout, or past `maxLineBytes`.
         mutating func next() -> String? {
             while true {
-                if let newline = buffer.firstIndex(of: 10) {
+                // Only the bytes not looked at yet: scanning the whole buffer after every read made a long
+                // answer (a few MiB in 16 KiB reads) cost quadratic time.
+                if let newline = buffer[scanned...].firstIndex(of: 10) {
                     let line = String(decoding: buffer[..<newline], as: UTF8.self)
                     buffer.removeSubrange(...newline)
+                    scanned = 0
                     return line
                 }
+                scanned = buffer.count
                 guard buffer.count < maxLineBytes else { return nil }
                 // Wait in `poll`, not in a blocking `read`: a reader blocked in `read` is woken each time the
                 // daemon reads this socket's request (the kernel signals "room to write" on the same queue),

@@ -169,6 +169,65 @@ import GroupSyncStore
         #expect(try device.cli.run("list", "parts").lines.count == 2)
     }
 
+    /// A client that streams requests and never reads its answers is held back by its own socket, not by
+    /// the daemon's memory: the loop stops reading it once its answers back up.
+    @Test func aClientThatNeverReadsItsAnswersCannotGrowTheDaemon() throws {
+        let folder = TemporaryFolder()
+        let device = try TestDevice("a", in: folder)
+        try device.start()
+        let pid = try #require(device.daemon?.processIdentifier)
+        let before = try Self.residentKilobytes(pid)
+        let client = try UnixClient(path: device.cli.home + "/control.sock")
+        client.setNonBlocking()
+        let line = Array(#"{"command":"set","suite":"flood","key":"k","type":"string","value":"\#(String(repeating: "x", count: 200))"}"#.utf8) + [10]
+        let batch = Array([[UInt8]](repeating: line, count: 256).joined())
+        var sent = 0
+        let deadline = Date().addingTimeInterval(4)
+        while sent < 64 << 20, Date() < deadline {
+            let n = client.sendSome(batch)
+            if n > 0 { sent += n } else { usleep(2_000) }
+        }
+        let grown = try Self.residentKilobytes(pid) - before
+        #expect(grown < 100 * 1024, "the daemon grew by \(grown / 1024) MB while a client sent \(sent >> 20) MB it never read answers for")
+        #expect(sent < 32 << 20, "the daemon stopped taking requests from it (it took \(sent >> 20) MB)")
+        #expect(try device.cli.run("status").status == 0, "others are still served")
+    }
+
+    /// Bad bytes and over-long lines get an error answer, never a repaired or truncated request.
+    @Test func invalidUTF8AndOverLongLinesAreRefusedWithAnAnswer() throws {
+        let folder = TemporaryFolder()
+        let device = try TestDevice("a", in: folder)
+        try device.start()
+        let client = try UnixClient(path: device.cli.home + "/control.sock")
+        let bad = Array(#"{"command":"set","suite":"s","key":"k"#.utf8) + [0xFF, 0xFE] + Array(#"","type":"int","value":1}"#.utf8)
+        client.send(bad + [10] + Array(#"{"command":"get","suite":"s","key":"k"}"#.utf8) + [10])
+        let answers = [client.nextAnswer(), client.nextAnswer()]
+        #expect(answers[0].contains("not valid UTF-8"), "\(answers[0])")
+        #expect(answers[1].contains(#""notFound":true"#), "nothing stored: \(answers[1])")
+        #expect(try device.cli.run("list", "s").stdout.isEmpty)
+        let long = UnixClient.readingAll(path: device.cli.home + "/control.sock", sending: [UInt8](repeating: 0x20, count: (1 << 20) + 4096))
+        #expect(long.contains("longer than"), "\(long.prefix(200))")
+    }
+
+    /// The client reads answers longer than a request may be: a `get` of a value at the store's 1 MiB limit,
+    /// made of bytes JSON escapes, is about 6 MiB long.
+    @Test func theSwiftClientReadsTheAnswerForTheLargestValue() throws {
+        let folder = TemporaryFolder()
+        let device = try TestDevice("a", in: folder)
+        try device.start()
+        let store = try Store(path: device.cli.home + "/store.db", device: try DeviceID(parsing: device.id))
+        try store.set(.string(String(repeating: "\u{1}", count: Store.maxValueBytes - 16)), suite: "s", key: "big")
+        let connection = try #require(ControlConnection(home: Home(path: device.cli.home)))
+        let answer = try #require(connection.request(#"{"command":"get","suite":"s","key":"big"}"#))
+        #expect(answer.utf8.count > 6 << 20 - 4096 && answer.contains(#""key":"big""#))
+    }
+
+    static func residentKilobytes(_ pid: Int32) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") })
+        return try #require(line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first.flatMap { Int($0) })
+    }
+
     private static func sequence(in answer: String) -> Int? {
         guard let range = answer.range(of: #""sequence":"#) else { return nil }
         return Int(answer[range.upperBound...].prefix { $0.isNumber })
@@ -221,6 +280,31 @@ final class UnixClient {
         }
         return true
     }
+
+    func setNonBlocking() { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
+
+    /// One write of what the socket takes now; 0 when it takes nothing.
+    func sendSome(_ bytes: [UInt8]) -> Int {
+        max(0, bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) })
+    }
+
+    /// Connects, sends `bytes`, and reads everything until the daemon closes (or 5 s pass).
+    static func readingAll(path: String, sending bytes: [UInt8]) -> String {
+        guard let client = try? UnixClient(path: path) else { return "" }
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(client.fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        client.send(bytes)
+        var all: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = read(client.fd, &chunk, chunk.count)
+            if n <= 0 { break }
+            all += chunk[0..<n]
+        }
+        return String(decoding: all, as: UTF8.self)
+    }
+
+    func nextAnswer() -> String { nextLine() }
 
     private func nextLine() -> String {
         var chunk = [UInt8](repeating: 0, count: 4096)

@@ -3,9 +3,16 @@ import Glibc
 /// Starts a detached OS thread running `body`. The daemon uses plain threads (one per connection, per
 /// dialer, for the watcher, the control socket and signals): a user has a handful of peers, and blocking
 /// code on threads is far easier to get right than callbacks on an event loop.
-func spawnThread(_ body: @escaping @Sendable () -> Void) {
+///
+/// `name` (at most 15 bytes, the kernel's limit) becomes the thread's name in `/proc/<pid>/task/*/comm`, so
+/// `top -H`, `strace -p` and the tests can tell that thread apart from the others.
+func spawnThread(name: String? = nil, _ body: @escaping @Sendable () -> Void) {
     final class Box: @unchecked Sendable { let body: @Sendable () -> Void; init(_ b: @escaping @Sendable () -> Void) { body = b } }
-    let box = Unmanaged.passRetained(Box(body)).toOpaque()
+    let named: @Sendable () -> Void = {
+        if let name { nameThisThread(name) }
+        body()
+    }
+    let box = Unmanaged.passRetained(Box(named)).toOpaque()
     var thread = pthread_t()
     let rc = pthread_create(&thread, nil, { raw in
         let box = Unmanaged<AnyObject>.fromOpaque(raw!).takeRetainedValue() as! Box
@@ -14,6 +21,17 @@ func spawnThread(_ body: @escaping @Sendable () -> Void) {
     }, box)
     precondition(rc == 0, "cannot start a thread: \(String(cString: strerror(rc)))")
     pthread_detach(thread)
+}
+
+/// Names the calling thread. Through `/proc/thread-self/comm`, because Swift's Glibc module does not show
+/// `pthread_setname_np` (a GNU extension) and cannot call the variadic `prctl`. Best effort: a name is a
+/// debugging aid, never worth failing over.
+private func nameThisThread(_ name: String) {
+    let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+    guard fd >= 0 else { return }
+    let bytes = Array(name.utf8.prefix(15))
+    _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    close(fd)
 }
 
 /// A mutex with a condition variable: wait until something changes, with a timeout.

@@ -37,6 +37,12 @@ public final class LibnotifyNotifier: Notifier {
         }
     }
 
+    public func sessionBusReachable() -> Bool {
+        lock.withLock { _ in
+            do throws(NotifierError) { _ = try connect(); return true } catch { return false }
+        }
+    }
+
     public func show(_ content: NotificationContent, replacing: ServerNotification?) throws(NotifierError) -> ServerNotification {
         try lock.withLock { _ throws(NotifierError) in
             let server = try currentServer()

@@ -46,6 +46,10 @@ public struct NotificationPresenter: Sendable {
     }
 
     public func present(id: String, record: NotificationRecord?, display: NotificationDisplay?, nowMillis: Int64) -> Outcome {
+        // Plan first: a post that is stale, dismissed and closed, or already shown needs no server, so it
+        // neither asks the bus nor waits for a server that may never come (a headless box).
+        let withoutServer = NotificationPlanner.planWithoutServer(record: record, display: display, device: device, nowMillis: nowMillis)
+        if case .nothing = withoutServer.action { return Outcome(id: id, kind: .done(withoutServer), display: nil) }
         let server: NotificationServer
         switch notifier.availability() {
         case .unavailable(let reason): return Outcome(id: id, kind: .serverUnavailable(reason), display: nil)

@@ -15,6 +15,15 @@ public protocol Notifier: Sendable {
 
     /// Closes a notification this device showed, unless the server instance that numbered it is gone.
     func close(_ notification: ServerNotification) throws(NotifierError) -> CloseResult
+
+    /// Whether a session bus can be reached at all, whether or not a server is on it. Without one there is
+    /// nothing to look for on a timer: a server can only appear once a bus does.
+    func sessionBusReachable() -> Bool
+}
+
+extension Notifier {
+    /// A backend without a bus (the recording notifier) stands for one that always has one.
+    public func sessionBusReachable() -> Bool { true }
 }
 
 /// The notification server that owns `org.freedesktop.Notifications` on the session bus right now.

@@ -85,6 +85,46 @@ struct NotificationDaemonTests {
         #expect(a.daemon?.isRunning == true)
     }
 
+    /// Without a session bus nothing wakes the notification worker on a timer: not posts that wait for a
+    /// server (the daemon looks again on activity), not posts dismissed or past their time to live (they need no
+    /// server at all), and not after a restart. It used to wake every 30 s for good once any post existed.
+    @Test func withoutASessionBusTheNotificationWorkerNeverWakesOnATimer() throws {
+        let folder = TemporaryFolder()
+        let a = try TestDevice("a", in: folder)
+        let noBus = ["DBUS_SESSION_BUS_ADDRESS": "unix:path=\(folder.path)/no-bus-here", "DISPLAY": ""]
+        try a.start(environment: noBus)
+        let worker = { ThreadSleep.of(pid: a.daemon!.processIdentifier, thread: "gs-notify") }
+        #expect(try a.cli.run("notify", "post", "--id", "x", "--title", "one").stdout.hasPrefix("waiting"))
+        #expect(try a.cli.run("notify", "post", "--id", "y", "--title", "two", "--ttl", "1").stdout.hasPrefix("waiting"))
+        #expect(worker() == .untimed, "while posts wait for a server with no bus: \(a.log)")
+        Thread.sleep(forTimeInterval: 1.1)  // y is past its time to live
+        #expect(try a.cli.run("notify", "dismiss", "--id", "x").status == 0)
+        #expect(try a.cli.run("notify", "dismiss", "--id", "y").status == 0)
+        #expect(worker() == .untimed, "after the dismissals")
+        a.stop()
+        try a.start(environment: noBus)
+        #expect(worker() == .untimed, "after a restart with dismissed records: \(a.log)")
+        #expect(a.log.components(separatedBy: "notification-server-unavailable").count <= 2, "said at most once")
+    }
+
+    /// With a session bus but no server, a post that waits is looked for again on a timer, but only until its
+    /// time to live runs out: then it would not be shown anyway, and the worker goes back to sleeping untimed.
+    @Test func aPostWaitingForAServerStopsTheTimerOnceItExpires() throws {
+        let folder = TemporaryFolder()
+        let (bus, a) = try deviceOnItsOwnBus(in: folder, withServer: false)
+        let worker = { ThreadSleep.of(pid: a.daemon!.processIdentifier, thread: "gs-notify") }
+        #expect(worker() == .untimed, "nothing waits yet")
+        #expect(try a.cli.run("notify", "post", "--id", "n", "--title", "soon stale", "--ttl", "2").stdout.hasPrefix("waiting"))
+        #expect(worker() == .timed, "a post waits for a server that may start on the bus")
+        Thread.sleep(forTimeInterval: 2.2)
+        #expect(worker() == .untimed, "the post expired: nothing waits any more")
+        // A server appearing now does not pop the stale post.
+        try bus.startServer()
+        try a.cli.run("set", "s", "k", "any change")
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(bus.calls("Notify", timeout: 0).isEmpty)
+    }
+
     @Test func scopeAllRelaysToPairedDevicesAndADismissAnywhereDismissesEverywhere() throws {
         let folder = TemporaryFolder()
         let busA = try TestSessionBus(log: folder.path + "/a.jsonl"), busB = try TestSessionBus(log: folder.path + "/b.jsonl")

@@ -74,4 +74,14 @@ public enum NotificationPlanner {
         let reason: NotificationPlan.Reason = display?.onScreen == nil ? .firstShow : .freshAfterServerRestart
         return NotificationPlan(.show(record.content, replacing: nil), reason)
     }
+
+    /// The plan when no notification server can be reached: nothing can be on a server that is not there, so
+    /// this is `plan` with no notification on screen that is ours. `.nothing` here is `.nothing` on any
+    /// server (stale, dismissed and closed, already shown, nothing posted), so the caller need not even look
+    /// for a bus; only `.show` and `.forget` depend on a server being there.
+    public static func planWithoutServer(record: NotificationRecord?, display: NotificationDisplay?,
+                                         device: DeviceID, nowMillis: Int64) -> NotificationPlan {
+        // No real server instance is empty: a unique bus name always starts with ':'.
+        plan(record: record, display: display, serverInstance: "", device: device, nowMillis: nowMillis)
+    }
 }

@@ -8,8 +8,10 @@ import GroupSyncStore
 /// replication.
 ///
 /// State lives in the store (records, display state, debounce times), so a restart resumes where it was.
-/// When there is no session bus or no server, the service says so once, keeps the IDs it could not show,
-/// and tries them again while (and only while) something is waiting: no timer runs when nothing is pending.
+/// When there is no session bus or no server, the service says so once and keeps the IDs whose posts still
+/// have to be shown (`NotificationServerWait`): each waits only until its time to live runs out, and is tried
+/// again on activity, plus on a timer only while a session bus is there. No timer runs when nothing is
+/// pending, or with no bus at all.
 final class NotificationService: @unchecked Sendable {
     private let store: Store
     private let presenter: NotificationPresenter
@@ -20,18 +22,15 @@ final class NotificationService: @unchecked Sendable {
     private let jobs = Condition()
     private nonisolated(unsafe) var queue: [@Sendable () -> Void] = []
     private nonisolated(unsafe) var changedPending = false
-    /// `waitingForServer` is not empty, as the worker last saw it: published under `jobs` for `changed`.
+    /// `waiting` is not empty, as the worker last saw it: published under `jobs` for `changed`.
     private nonisolated(unsafe) var retriesOnActivity = false
     private nonisolated(unsafe) var running = true
 
     // Worker-thread state.
     private nonisolated(unsafe) var cursor: Int64 = 0
-    private nonisolated(unsafe) var waitingForServer: Set<String> = []
+    private nonisolated(unsafe) var waiting = NotificationServerWait()
     private nonisolated(unsafe) var saidUnavailable = false
     private nonisolated(unsafe) var lastRetryMillis: Int64 = 0
-
-    /// How long to wait before trying a missing notification server again, while something waits for one.
-    static let retryMillis: Int64 = 30_000
 
     init(store: Store, notifier: any Notifier, log: DaemonLog, clock: @escaping @Sendable () -> Int64) {
         self.store = store
@@ -41,8 +40,11 @@ final class NotificationService: @unchecked Sendable {
         self.timesUp = TimesUpNotifications()
     }
 
+    /// The worker thread's name in `/proc/<pid>/task/*/comm`.
+    static let threadName = "gs-notify"
+
     func start() {
-        spawnThread { [self] in workerLoop() }
+        spawnThread(name: Self.threadName) { [self] in workerLoop() }
     }
 
     func stop() {
@@ -149,13 +151,20 @@ final class NotificationService: @unchecked Sendable {
             var work: [@Sendable () -> Void] = []
             var scan = false
             var retry = false
+            waiting.dropExpired(nowMillis: clock())
+            // Asked only while something waits: with nothing pending the worker sleeps without a timer and
+            // touches no bus.
+            let retryAt = waiting.isEmpty ? nil
+                : waiting.nextRetryMillis(lastAttemptMillis: lastRetryMillis, sessionBus: presenter.notifier.sessionBusReachable())
+            let publishedWaiting = !waiting.isEmpty
             let keepGoing = jobs.locked { () -> Bool in
+                retriesOnActivity = publishedWaiting
                 if queue.isEmpty && !changedPending && running {
-                    if waitingForServer.isEmpty {
-                        jobs.wait()
+                    if let retryAt {
+                        jobs.wait(millis: max(1, retryAt - clock()))
+                        retry = queue.isEmpty && !changedPending && clock() >= retryAt
                     } else {
-                        jobs.wait(millis: Self.retryMillis)
-                        retry = queue.isEmpty && !changedPending
+                        jobs.wait()
                     }
                 }
                 work = queue
@@ -169,13 +178,13 @@ final class NotificationService: @unchecked Sendable {
             if scan { scanChanges() }
             // Any activity is also a chance to find a server that appeared, but at most every 2 s, so a busy
             // machine without one does not ask the bus at every write.
-            if scan && !waitingForServer.isEmpty && clock() - lastRetryMillis >= 2000 { retry = true }
+            if scan && !waiting.isEmpty && clock() - lastRetryMillis >= 2000 { retry = true }
             if retry {
                 lastRetryMillis = clock()
-                for id in waitingForServer.sorted() { _ = present(id) }
+                // Each is planned again first: one that expired or was dismissed meanwhile stops waiting
+                // without asking the bus.
+                for id in waiting.ids { _ = present(id) }
             }
-            let waiting = !waitingForServer.isEmpty
-            jobs.locked { retriesOnActivity = waiting }
         }
     }
 
@@ -219,7 +228,9 @@ final class NotificationService: @unchecked Sendable {
         }
         switch outcome.kind {
         case .serverUnavailable(let reason):
-            waitingForServer.insert(id)
+            // Every present that asked the bus is an attempt: the next one on a timer is a whole interval later.
+            lastRetryMillis = clock()
+            waiting.noServer(for: id, record: record, display: display, device: store.device, nowMillis: lastRetryMillis)
             if !saidUnavailable {
                 saidUnavailable = true
                 log.write("event=notification-server-unavailable reason=\(quoted(reason)) action=\"keep state, show when a server appears\"")
@@ -229,10 +240,10 @@ final class NotificationService: @unchecked Sendable {
                 saidUnavailable = false
                 log.write("event=notification-server-available")
             }
-            waitingForServer.remove(id)
+            waiting.presented(id)
             if case .nothing = plan.action {} else { log.write("event=notification id=\(quoted(id)) \(quoted(outcome.description))") }
         case .failed:
-            waitingForServer.remove(id)
+            waiting.presented(id)
             log.write("event=notification-failed id=\(quoted(id)) \(quoted(outcome.description))")
         }
         return outcome

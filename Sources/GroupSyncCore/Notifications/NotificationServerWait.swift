@@ -1,0 +1,57 @@
+/// The notifications that wait for a notification server that is not there, and when to look for one again.
+/// Pure, with the time passed in: the daemon's notification worker keeps one and asks it how long to sleep.
+///
+/// A headless box, or a service started before the desktop, may never get a server, so waiting must never
+/// become a timer that runs for good:
+/// - Only a post that still has to be shown waits (`NotificationPlanner.planWithoutServer` says `.show`). A
+///   post that is dismissed, already shown or past its time to live needs no server, and neither does a
+///   notification that only has to be closed or forgotten: with no server reachable it went away with the
+///   server that showed it, and its next replan (a change to its record, a restart) tidies the display state.
+/// - A waiting post waits until its time to live runs out, no longer: after that no device shows it anyway.
+/// - The daemon looks again on a timer only while a session bus is there, on which a server can start at any
+///   moment (the desktop coming up). Without a bus it looks again only on activity — a write, a replicated
+///   change, a request — and at start-up: a bus that appears later is found then, never by polling.
+public struct NotificationServerWait: Hashable, Sendable {
+    /// How long to wait before looking for a missing server again, while a post waits and a bus is there.
+    public static let retryMillis: Int64 = 30_000
+
+    /// ID → when its post expires: the moment it stops waiting.
+    public private(set) var expiries: [String: Int64] = [:]
+
+    public init() {}
+
+    public var isEmpty: Bool { expiries.isEmpty }
+    /// The waiting IDs, in a stable order.
+    public var ids: [String] { expiries.keys.sorted() }
+
+    /// Until when `id` waits for a server, or `nil` if it needs none now.
+    public static func deadline(record: NotificationRecord?, display: NotificationDisplay?, device: DeviceID,
+                                nowMillis: Int64) -> Int64? {
+        let plan = NotificationPlanner.planWithoutServer(record: record, display: display, device: device, nowMillis: nowMillis)
+        guard case .show = plan.action, let record else { return nil }
+        return record.expiresAtMillis
+    }
+
+    /// Presenting `id` found no server: it waits if its post still has to be shown, and stops waiting otherwise.
+    public mutating func noServer(for id: String, record: NotificationRecord?, display: NotificationDisplay?,
+                                  device: DeviceID, nowMillis: Int64) {
+        expiries[id] = Self.deadline(record: record, display: display, device: device, nowMillis: nowMillis)
+    }
+
+    /// `id` was presented (or the server refused it): it no longer waits.
+    public mutating func presented(_ id: String) {
+        expiries[id] = nil
+    }
+
+    /// Drops the posts whose time to live ran out: they would not be shown any more.
+    public mutating func dropExpired(nowMillis: Int64) {
+        expiries = expiries.filter { nowMillis < $0.value }
+    }
+
+    /// When to look for a server again on a timer, or `nil` for no timer: nothing waits, or there is no session
+    /// bus. Never later than the first expiry, so an expired post stops the timer on time.
+    public func nextRetryMillis(lastAttemptMillis: Int64, sessionBus: Bool) -> Int64? {
+        guard sessionBus, let first = expiries.values.min() else { return nil }
+        return min(lastAttemptMillis + Self.retryMillis, first)
+    }
+}

@@ -376,10 +376,13 @@ struct ReceivedRequest {
 
 /// The shapes of the control socket's answers.
 enum ControlResponse {
-    static func error(_ message: String, notFound: Bool = false) -> String {
+    /// `notFound`: what the request names is not there (the CLI exits 1). `badInput`: what the request names
+    /// holds data of the wrong shape (the CLI exits 2). Neither: the daemon or its store failed (exit 3).
+    static func error(_ message: String, notFound: Bool = false, badInput: Bool = false) -> String {
         var object = JSONObject()
         object.add("ok", false)
         if notFound { object.add("notFound", true) }
+        if badInput { object.add("badInput", true) }
         object.add("error", message)
         return object.text
     }

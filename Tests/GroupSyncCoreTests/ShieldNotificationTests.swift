@@ -61,6 +61,10 @@ import Testing
         #expect(message(#"{"payload":{"title":"x"},"minIntervalSeconds":"30"}"#).contains("'minIntervalSeconds' should be a number"))
         #expect(message(#"{"payload":{"title":"x"},"minIntervalSeconds":-1}"#).contains("minimum interval"))
         #expect(message(#"{"payload":{"title":""}}"#).contains("non-empty title"))
+        // Refused by the request, still named as the configuration's fault (so the daemon answers bad input).
+        #expect(throws: NotificationError.malformedConfig(suite: Self.suite, key: Self.key, reason: NotificationError.emptyTitle.description)) {
+            try Self.decide(Self.config(#"{"payload":{"title":""}}"#))
+        }
         #expect(message(#"[1]"#).contains("expected a dictionary"))
     }
 }

@@ -28,7 +28,8 @@ enum NotifyCommand: Command {
                  …}, minIntervalSeconds}), debounced by KEY + "LastSentAt" in the same suite, as the seed app does.
 
         Exit codes: 0 done (shown, replaced, suppressed or waiting for a notification server: see the output),
-        1 nothing posted under that ID (dismiss), 2 bad usage or input, 3 no daemon running or it failed.
+        1 nothing posted under that ID (dismiss) or no configuration under KEY (shield), 2 bad usage or input
+        (also a shield configuration of the wrong shape), 3 no daemon running or it failed.
 
           --json          print the daemon's answer as JSON: ok, id, result (shown, closed, unchanged,
                           suppressed, waiting, failed), reason
@@ -57,6 +58,7 @@ enum NotifyCommand: Command {
         guard object["ok"] == .bool(true) else {
             let message = if case .string(let text)? = object["error"] { text } else { answer }
             if object["notFound"] == .bool(true) { throw .notFound(message) }
+            if object["badInput"] == .bool(true) { throw .badInput(message) }
             throw .failure(message)
         }
         if !arguments.has("--json") {

@@ -16,8 +16,14 @@ public enum ShieldNotification {
                               appName: String, nowMillis: Int64) throws(NotificationError) -> Outcome {
         guard let config else { throw .missingConfig(suite: suite, key: configKey) }
         let parsed = try ShieldNotificationConfig(value: config, suite: suite, key: configKey)
-        let request = try parsed.request(configKey: configKey,
+        let request: NotificationRequest
+        do {
+            request = try parsed.request(configKey: configKey,
                                          placeholders: NotificationPlaceholders([.applicationOrDomainDisplayName: appName]))
+        } catch {
+            // An empty title or a bad identifier came from the configuration: name it, so the app knows what to fix.
+            throw .malformedConfig(suite: suite, key: configKey, reason: error.description)
+        }
         let last = lastSentAt.flatMap(lastSentAtMillis)
         if case .suppress(let until) = NotificationDebounce.decide(lastPostedAtMillis: last,
                                                                   minIntervalSeconds: parsed.minIntervalSeconds,

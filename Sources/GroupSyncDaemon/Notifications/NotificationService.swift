@@ -137,6 +137,11 @@ final class NotificationService: @unchecked Sendable {
                 }
                 return answer
             }
+        } catch let error as NotificationError {
+            // The app has not written its configuration, or wrote something of another shape: a missing key
+            // and bad data, not a failing machine, so the CLI exits 1 or 2 as for `get` and `set`.
+            if case .missingConfig = error { return ControlResponse.error("\(error)", notFound: true) }
+            return ControlResponse.error("\(error)", badInput: true)
         } catch {
             return ControlResponse.error("\(error)")
         }

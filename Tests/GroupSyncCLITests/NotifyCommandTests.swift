@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+
+/// `groupsync notify` answers that need no notification server, through a daemon that has no session bus:
+/// exit codes as the README's table gives them, and wording that promises nothing untrue.
+@Suite struct NotifyCommandTests {
+    private func deviceWithoutABus(in folder: TemporaryFolder) throws -> TestDevice {
+        let device = try TestDevice("a", in: folder)
+        try device.start(environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=\(folder.path)/no-bus-here", "DISPLAY": ""])
+        return device
+    }
+
+    private static let shield = ["notify", "shield", "--suite", "group.scrollbrake", "--config-key", "shieldShownNotification", "--app", "Instagram"]
+
+    /// A missing configuration key is "not found" (1), like `get` of a missing key, not a failed environment (3).
+    @Test func shieldWithoutItsConfigurationKeyIsNotFound() throws {
+        let folder = TemporaryFolder()
+        let a = try deviceWithoutABus(in: folder)
+        let result = try a.cli.run(Self.shield)
+        #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 1 && lines[0].contains("group.scrollbrake/shieldShownNotification"), "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+        #expect(try a.cli.run("get", "group.scrollbrake", "shieldShownNotificationLastSentAt").status == 1, "nothing written")
+        #expect(try a.cli.run("list", "groupsync.local.notifications").lines.isEmpty, "nothing posted")
+        let json = try a.cli.run(Self.shield + ["--json"])
+        #expect(json.status == 1 && json.stdout.contains(#""notFound":true"#), "\(json.stdout)")
+    }
+
+    /// A configuration of the wrong shape is bad input (2): the app wrote bad data; the machine is fine.
+    @Test func shieldWithAMalformedConfigurationIsBadInput() throws {
+        let folder = TemporaryFolder()
+        let a = try deviceWithoutABus(in: folder)
+        for config in [["a string"], ["--json", #"{"minIntervalSeconds":30}"#], ["--json", #"{"payload":{"title":""}}"#]] {
+            try a.cli.run(["set", "group.scrollbrake", "shieldShownNotification"] + config)
+            let result = try a.cli.run(Self.shield)
+            #expect(result.status == 2, "\(config): \(result.stdout)\(result.stderr)")
+            let lines = result.stderr.split(separator: "\n")
+            #expect(lines.count == 1 && lines[0].contains("shieldShownNotification"), "\(config): \(result.stderr)")
+            #expect(try a.cli.run("get", "group.scrollbrake", "shieldShownNotificationLastSentAt").status == 1, "\(config): nothing written")
+        }
+        let json = try a.cli.run(Self.shield + ["--json"])
+        #expect(json.status == 2 && json.stdout.contains(#""badInput":true"#) && json.stdout.contains(#""ok":false"#), "\(json.stdout)")
+        #expect(try a.cli.run("list", "groupsync.local.notifications").lines.isEmpty, "nothing posted")
+    }
+
+    /// A dismiss is not a post: it never says the notification "will be shown when a server appears".
+    @Test func dismissWithoutAServerDoesNotPromiseToShowIt() throws {
+        let folder = TemporaryFolder()
+        let a = try deviceWithoutABus(in: folder)
+        #expect(try a.cli.run("notify", "post", "--id", "shield", "--title", "Blocked", "--scope", "all").stdout.hasPrefix("waiting"))
+        let dismissed = try a.cli.run("notify", "dismiss", "--id", "shield")
+        #expect(dismissed.status == 0, "\(dismissed.stderr)")
+        #expect(!dismissed.stdout.hasPrefix("waiting") && !dismissed.stdout.contains("will be shown"), "\(dismissed.stdout)")
+        let again = try a.cli.run("notify", "dismiss", "--id", "shield", "--json")
+        #expect(again.status == 0 && again.stdout.contains(#""result":"#) && again.stdout.contains(#""reason":"#), "\(again.stdout)")
+        #expect(!again.stdout.contains("will be shown"), "\(again.stdout)")
+    }
+}

@@ -71,6 +71,25 @@ struct NotificationDaemonTests {
         #expect(a.daemon?.isRunning == true)
     }
 
+    /// A dismiss of a notification shown on a server that has since gone: the dismissal is kept, nothing waits
+    /// for a server to close it, and the answer says so rather than that it "will be shown".
+    @Test func aDismissAfterTheServerWentSaysNothingWasClosedHere() throws {
+        let folder = TemporaryFolder()
+        let (bus, a) = try deviceOnItsOwnBus(in: folder)
+        #expect(try a.cli.run("notify", "post", "--id", "shield", "--title", "Blocked").stdout.hasPrefix("shown"))
+        bus.stopServer()
+        let dismissed = try a.cli.run("notify", "dismiss", "--id", "shield")
+        #expect(dismissed.status == 0, "\(dismissed.stderr)")
+        #expect(dismissed.stdout.hasPrefix("unchanged: dismissed; no notification server") && dismissed.stdout.contains("nothing was closed here"),
+                "\(dismissed.stdout)")
+        #expect(ThreadSleep.of(pid: a.daemon!.processIdentifier, thread: "gs-notify") == .untimed, "nothing waits for a server")
+        // A server that appears later does not get the dismissed post.
+        try bus.startServer()
+        try a.cli.run("set", "s", "k", "any change")
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(bus.calls("Notify", timeout: 0).count == 1)
+    }
+
     @Test func noSessionBusAtAllKeepsTheDaemonRunning() throws {
         let folder = TemporaryFolder()
         let a = try TestDevice("a", in: folder)

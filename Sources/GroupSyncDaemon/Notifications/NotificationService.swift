@@ -102,10 +102,10 @@ final class NotificationService: @unchecked Sendable {
             case .nothingPosted:
                 return ControlResponse.error("no notification '\(id)' was posted", notFound: true)
             case .alreadyDismissed:
-                return answer(for: present(id), id: id)
+                return answer(for: present(id), id: id, dismissing: true)
             case .accepted(let record):
                 try store.set(record.value, suite: record.suite, key: record.id)
-                return answer(for: present(id), id: id)
+                return answer(for: present(id), id: id, dismissing: true)
             }
         } catch {
             return ControlResponse.error("\(error)")
@@ -264,7 +264,8 @@ final class NotificationService: @unchecked Sendable {
         return NotificationRecord.current(records)
     }
 
-    private func answer(for outcome: NotificationPresenter.Outcome?, id: String) -> String {
+    /// `dismissing`: the answer to a dismiss, which with no server has nothing to wait for.
+    private func answer(for outcome: NotificationPresenter.Outcome?, id: String, dismissing: Bool = false) -> String {
         var object = JSONObject()
         object.add("ok", true)
         object.add("id", id)
@@ -276,6 +277,11 @@ final class NotificationService: @unchecked Sendable {
             case .nothing, .forget: object.add("result", "unchanged")
             }
             object.add("reason", "\(plan.reason)")
+        case .serverUnavailable(let reason)? where dismissing:
+            // The dismissal is stored (and replicated for scope all); nothing waits for a server to close it,
+            // since whatever was shown here went away with that server (NotificationServerWait).
+            object.add("result", "unchanged")
+            object.add("reason", "dismissed; no notification server (\(reason)), so nothing was closed here")
         case .serverUnavailable(let reason)?:
             object.add("result", "waiting")
             object.add("reason", "no notification server (\(reason)); it will be shown when one appears")

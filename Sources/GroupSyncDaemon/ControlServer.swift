@@ -27,6 +27,8 @@ final class ControlServer: @unchecked Sendable {
     /// Reused for every read from a client.
     private var chunk = [UInt8](repeating: 0, count: 64 * 1024)
     private let finished = Mutex<(fds: [Int32], stopping: Bool)>(([], false))
+    /// Kept open to be given up when the process runs out of descriptors (`refuseOneWithoutDescriptors`).
+    private var reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
 
     /// A client that sends nothing for this long is let go, so forgotten connections do not pile up.
     static let idleMillis: Int64 = 600_000
@@ -135,6 +137,7 @@ final class ControlServer: @unchecked Sendable {
         for client in clients.keys { Glibc.close(client) }
         clients.removeAll()
         Glibc.close(fd)
+        if reserveFD >= 0 { Glibc.close(reserveFD) }
     }
 
     // MARK: Clients
@@ -144,6 +147,7 @@ final class ControlServer: @unchecked Sendable {
             let client = accept(fd, nil, nil)
             if client < 0 {
                 if errno == EINTR || errno == ECONNABORTED { continue }
+                if errno == EMFILE || errno == ENFILE { return refuseOneWithoutDescriptors() }
                 return  // EAGAIN: none left (or the socket closed)
             }
             Self.makeNonBlocking(client)
@@ -153,6 +157,17 @@ final class ControlServer: @unchecked Sendable {
             }
             clients[client] = ClientState(now: monotonicMillis())
         }
+    }
+
+    /// Out of descriptors, the waiting connection stays in the backlog and the listening socket stays
+    /// readable, so `poll` would return at once forever: the loop would spin. The descriptor held in reserve
+    /// is given up for a moment to take that connection and close it (the client sees the connection end),
+    /// until the backlog is empty or a descriptor frees up.
+    private func refuseOneWithoutDescriptors() {
+        if reserveFD >= 0 { Glibc.close(reserveFD) }
+        let client = accept(fd, nil, nil)
+        if client >= 0 { Glibc.close(client) }
+        reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
     }
 
     private static func makeNonBlocking(_ descriptor: Int32) {

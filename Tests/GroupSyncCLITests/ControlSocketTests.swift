@@ -222,6 +222,40 @@ import GroupSyncStore
         #expect(answer.utf8.count > 6 << 20 - 4096 && answer.contains(#""key":"big""#))
     }
 
+    /// Out of file descriptors, the daemon refuses the connections it cannot take instead of spinning on a
+    /// listening socket that stays readable.
+    @Test func runningOutOfDescriptorsDoesNotSpinTheDaemon() throws {
+        let folder = TemporaryFolder()
+        let cli = GroupSyncBinary(home: folder.path + "/home")
+        try cli.run("init")
+        let daemon = Process()
+        daemon.executableURL = URL(fileURLWithPath: "/bin/sh")
+        daemon.arguments = ["-c", #"ulimit -n 48 && exec "$0" --home "$1" serve --listen 127.0.0.1:0"#, GroupSyncBinary.path, cli.home]
+        daemon.standardOutput = FileHandle.nullDevice
+        daemon.standardError = FileHandle.nullDevice
+        try daemon.run()
+        defer { daemon.terminate(); daemon.waitUntilExit() }
+        let socketPath = cli.home + "/control.sock"
+        for _ in 0..<200 where access(socketPath, F_OK) != 0 { usleep(25_000) }
+        var held: [UnixClient] = []
+        for _ in 0..<80 { if let client = try? UnixClient(path: socketPath) { held.append(client) } }
+        usleep(300_000)
+        let busy = try Self.cpuTicks(daemon.processIdentifier)
+        usleep(1_000_000)
+        let ticks = try Self.cpuTicks(daemon.processIdentifier) - busy
+        #expect(ticks < 20, "the daemon used \(ticks) of 100 CPU ticks in a second with \(held.count) connections held")
+        held.removeAll()
+        usleep(300_000)
+        #expect(try cli.run("status").status == 0, "served again once descriptors are free")
+    }
+
+    /// utime + stime of a process, in clock ticks (100 a second).
+    static func cpuTicks(_ pid: Int32) throws -> Int {
+        let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+        let fields = stat[stat.index(after: try #require(stat.lastIndex(of: ")")))...].split(separator: " ")
+        return try #require(Int(fields[11])) + (try #require(Int(fields[12])))
+    }
+
     static func residentKilobytes(_ pid: Int32) throws -> Int {
         let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
         let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") })

@@ -26,7 +26,8 @@ final class ControlServer: @unchecked Sendable {
     private var gathering = TurnGathering()
     /// Reused for every read from a client.
     private var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-    private let finished = Mutex<(fds: [Int32], stopping: Bool)>(([], false))
+    /// Clients workers are done with; `broken`: the worker could not write its answers whole.
+    private let finished = Mutex<(fds: [(fd: Int32, broken: Bool)], stopping: Bool)>(([], false))
     /// Kept open to be given up when the process runs out of descriptors (`refuseOneWithoutDescriptors`).
     private var reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
 
@@ -107,8 +108,15 @@ final class ControlServer: @unchecked Sendable {
                     return (state.fds, state.stopping)
                 }
                 if stopping { return false }
-                for client in done where clients[client] != nil {
+                for (client, broken) in done where clients[client] != nil {
                     clients[client]!.busy = false
+                    // Part of an answer may be in the stream already: anything sent after it would be read as
+                    // the rest of that line, and answers would no longer match requests. Close it instead.
+                    if broken {
+                        clients[client]!.ended = true
+                        clients[client]!.requests.removeAll()
+                        clients[client]!.input.removeAll()
+                    }
                     ready.insert(client)
                 }
             } else if clients[readyFD] != nil {
@@ -237,8 +245,8 @@ final class ControlServer: @unchecked Sendable {
         clients[client]!.busy = true
         spawnThread { [self] in
             let answers = answered + respond(to: requests)
-            _ = LineSocket.writeLine(client, answers.joined(separator: "\n"))
-            finished.withLock { $0.fds.append(client) }
+            let written = LineSocket.writeLine(client, answers.joined(separator: "\n"))
+            finished.withLock { $0.fds.append((client, !written)) }
             wake()
         }
     }

@@ -9,10 +9,11 @@ enum BalanceAgent {
     /// `store` is the daemon's own connection, which signals nothing by itself: after writing, the
     /// agent posts the daemon's change `signal`, so the sessions send its writes at once (and local
     /// watchers see them); the next pass then finds nothing to do.
-    static func changed(store: Store, signal: ChangeSignal, connectedPeers: [PeerConnection], log: DaemonLog, nowMillis: Int64) {
+    static func changed(store: Store, signal: ChangeSignal, connectedPeers: [PeerConnection], log: DaemonLog, nowMillis: Int64,
+                        environment: [String: String]) {
         let connected = Set(connectedPeers.filter { $0.status.isEstablished }.map(\.peer))
         do {
-            let written = try store.updateBalance(nowMillis: nowMillis) { book -> Int in
+            let written = try store.updateBalance(nowMillis: nowMillis, environment: environment) { book -> Int in
                 book.rebalance(connected: connected)
                 return book.writes.count
             }

@@ -19,6 +19,10 @@ public final class Daemon: @unchecked Sendable {
         /// How far ahead of our clock a peer's timestamps may be before its entries (and, past the same
         /// bound of measured offset, its sessions) are refused.
         public var maxClockDriftMillis: Int64 = HybridClock.defaultMaxForwardDriftMillis
+        /// The process environment. The balance's time zone is looked up in `TZDIR` when set, and the daemon must
+        /// read it exactly as the CLI does: otherwise a zone the CLI accepted fails in the agent and the
+        /// time's-up check, and the balance is never rebalanced on this device.
+        public var environment: [String: String] = [:]
         public init(home: Home, listen: ListenAddress) {
             self.home = home
             self.listen = listen
@@ -78,7 +82,8 @@ public final class Daemon: @unchecked Sendable {
             committer = GroupCommitter(store: writer)
             let notificationStore = try Store(path: configuration.home.storePath, device: certificate.deviceID)
             notificationStore.didCommit = { signal.post() }
-            notifications = NotificationService(store: notificationStore, notifier: LibnotifyNotifier(), log: log, clock: WallClock.nowMillis)
+            notifications = NotificationService(store: notificationStore, notifier: LibnotifyNotifier(), log: log, clock: WallClock.nowMillis,
+                                                environment: configuration.environment)
         } catch {
             throw .store(error.description)
         }
@@ -373,7 +378,8 @@ public final class Daemon: @unchecked Sendable {
                 let balanceTouched = keys.map { $0.contains { $0.suite == BalanceSuite.name } } ?? true
                 if balanceTouched || connected != balanceAgentPeers {
                     balanceAgentPeers = connected
-                    BalanceAgent.changed(store: store, signal: changeSignal, connectedPeers: live, log: log, nowMillis: clock())
+                    BalanceAgent.changed(store: store, signal: changeSignal, connectedPeers: live, log: log, nowMillis: clock(),
+                                         environment: configuration.environment)
                 }
             }
         }

@@ -32,6 +32,26 @@ import GroupSyncCore
         return spent
     }
 
+    @Test func theDaemonReadsThePolicyZoneFromTZDIRLikeTheCLI() throws {
+        // A zone that exists only in a private zoneinfo folder: found through TZDIR or not at all.
+        let folder = TemporaryFolder()
+        let zones = folder.path + "/zoneinfo/Test"
+        try FileManager.default.createDirectory(atPath: zones, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: "/usr/share/zoneinfo/Europe/Madrid", toPath: zones + "/Private")
+        let a = try TestDevice("a", in: folder)
+        #expect(try a.cli.run("set", "groupsync.balance", "policy.timezone", "Test/Private").status == 0)
+        try a.start(environment: ["TZDIR": folder.path + "/zoneinfo"])
+        // The agent runs on the first change; its first pass registers the device (a write), unless it
+        // cannot load the zone.
+        #expect(try a.cli.run("set", "group.test", "wake", "1").status == 0)
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, !a.log.contains("event=balance-rebalanced"), !a.log.contains("event=balance-failed") {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        #expect(a.log.contains("event=balance-rebalanced"), "\(a.log)")
+        #expect(!a.log.contains("event=balance-failed"), "\(a.log)")
+    }
+
     @Test func spendsOnBothSidesOfAPartitionAddUpExactlyAndAnOfflineDoubleSpendIsRefused() throws {
         let folder = TemporaryFolder()
         let a = try TestDevice("a", in: folder), b = try TestDevice("b", in: folder)

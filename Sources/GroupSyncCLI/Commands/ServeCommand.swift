@@ -30,6 +30,7 @@ enum ServeCommand: Command {
             listen = parsed
         }
         var configuration = Daemon.Configuration(home: invocation.home(arguments), listen: listen)
+        configuration.environment = invocation.environment
         if let text = arguments.value("--max-clock-drift") {
             guard let seconds = Int64(text), seconds >= 1, seconds <= 86_400 * 365 else {
                 throw .badInput("--max-clock-drift expects whole seconds from 1 to 31536000, got '\(text)'")

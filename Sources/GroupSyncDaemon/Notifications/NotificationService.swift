@@ -32,12 +32,13 @@ final class NotificationService: @unchecked Sendable {
     private nonisolated(unsafe) var saidUnavailable = false
     private nonisolated(unsafe) var lastRetryMillis: Int64 = 0
 
-    init(store: Store, notifier: any Notifier, log: DaemonLog, clock: @escaping @Sendable () -> Int64) {
+    init(store: Store, notifier: any Notifier, log: DaemonLog, clock: @escaping @Sendable () -> Int64,
+         environment: [String: String] = [:]) {
         self.store = store
         self.presenter = NotificationPresenter(notifier: notifier, device: store.device)
         self.log = log
         self.clock = clock
-        self.timesUp = TimesUpNotifications()
+        self.timesUp = TimesUpNotifications(environment: environment)
     }
 
     /// The worker thread's name in `/proc/<pid>/task/*/comm`.

@@ -10,9 +10,13 @@ final class TimesUpNotifications: @unchecked Sendable {
     static let countdownID = "groupsync.countdown"
     /// Which episode this device has posted, and which spend the countdown last showed. Local only.
     static let stateSuite = LocalSuites.prefix + "balance-notifications"
+    /// The daemon's environment, for `TZDIR`: the policy's zone must load here as it does in the CLI.
+    let environment: [String: String]
+
+    init(environment: [String: String]) { self.environment = environment }
 
     func check(service: NotificationService, store: Store, nowMillis: Int64) {
-        guard let summary = try? store.updateBalance(nowMillis: nowMillis, { $0.summary }) else { return }
+        guard let summary = try? store.updateBalance(nowMillis: nowMillis, environment: environment, { $0.summary }) else { return }
         let postedEpisode = Self.int(store, "timesUpEpisode")
         if summary.timeUp {
             if postedEpisode != summary.lastSpendMillis {

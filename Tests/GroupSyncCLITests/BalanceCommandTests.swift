@@ -57,6 +57,7 @@ import GroupSyncCore
         for arguments in [["balance", "spend"], ["balance", "spend", "-1"], ["balance", "spend", "abc"], ["balance", "spend", "nan"],
                           ["balance", "earn", "0"], ["balance", "earn", "99999"], ["balance", "policy", "--max-extensions", "1.5"],
                           ["balance", "policy", "--timezone", "../../etc/passwd"], ["balance", "policy", "--timezone", "Mars/Olympus"],
+                          ["balance", "policy", "--timezone", "XYZ-100"],
                           ["balance", "policy", "--daily-base", "-3"], ["balance", "fly"], ["balance", "spend", "1", "--reason", "x"],
                           ["balance", "--daily-base", "3"], ["balance", "extend", "now"]] {
             let result = try cli.run(arguments)

@@ -46,6 +46,26 @@ import Testing
         }
     }
 
+    @Test func posixOffsetsAreAtMost24HoursButTransitionTimesMayReach167() {
+        // POSIX allows hh from 0 to 24 for the offsets; a larger one would put local days more than a
+        // day away from UTC, beyond what `LocalCalendar.start(of:)` searches, and give wrong day bounds.
+        #expect(POSIXTimeZoneRule(parsing: "XYZ-24")?.utcOffsetSeconds(atUTCMillis: 0) == 86_400)
+        #expect(POSIXTimeZoneRule(parsing: "XYZ+24")?.utcOffsetSeconds(atUTCMillis: 0) == -86_400)
+        for bad in ["XYZ-100", "XYZ-25", "XYZ24:00:01", "XYZ-167", "CET-1CEST-25,M3.5.0,M10.5.0/3"] {
+            #expect(POSIXTimeZoneRule(parsing: bad) == nil, "\(bad)")
+        }
+        // Transition times keep RFC 8536's −167…167 hours (zones whose change falls "at 24:00" or later).
+        #expect(POSIXTimeZoneRule(parsing: "CET-1CEST,M3.5.0/167,M10.5.0/-167") != nil)
+        #expect(POSIXTimeZoneRule(parsing: "CET-1CEST,M3.5.0/168,M10.5.0/3") == nil)
+        // Whatever parses, each local day's bounds are found: it starts on its own date and lasts 23–25 h.
+        for text in ["XYZ-24", "XYZ+24", "<+14>-14", "<-12>12"] {
+            let calendar = LocalCalendar(rule: POSIXTimeZoneRule(parsing: text)!)
+            let day = CivilDate(year: 2026, month: 3, day: 1)!
+            #expect(calendar.day(atUTCMillis: calendar.start(of: day)) == day, "\(text)")
+            #expect(calendar.lengthMillis(of: day) == 86_400_000, "\(text)")
+        }
+    }
+
     @Test func daylightSavingDaysHave23And25Hours() {
         let calendar = LocalCalendar(rule: Self.madrid)
         let spring = CivilDate(year: 2026, month: 3, day: 29)!

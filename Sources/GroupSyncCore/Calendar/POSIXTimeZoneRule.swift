@@ -48,10 +48,16 @@ public struct POSIXTimeZoneRule: UTCOffsetRule, Equatable {
 
     // MARK: Parsing
 
+    /// POSIX gives the offsets' hours as 0…24. Beyond a day, local dates would lie further from UTC than
+    /// `LocalCalendar.start(of:)` searches and days would get wrong bounds, so such a rule is refused.
+    static let maxOffsetHours: Int64 = 24
+    /// Transition times may run from −167 to 167 hours (RFC 8536's extension, used by real TZif footers).
+    static let maxTransitionHours: Int64 = 167
+
     /// Parses a POSIX TZ string; `nil` if it is not one this parser understands.
     public init?(parsing text: String) {
         var scanner = Scanner(Array(text.utf8))
-        guard scanner.skipName(), let std = scanner.offset() else { return nil }
+        guard scanner.skipName(), let std = scanner.offset(maxHours: Self.maxOffsetHours) else { return nil }
         standardOffset = -std
         if scanner.atEnd {
             daylight = nil
@@ -59,7 +65,13 @@ public struct POSIXTimeZoneRule: UTCOffsetRule, Equatable {
         }
         guard scanner.skipName() else { return nil }
         var dstOffset = standardOffset + 3600
-        if let explicit = scanner.offset() { dstOffset = -explicit }
+        if scanner.startsOffset {
+            // An offset that is there must be valid: skipping a bad one would read its rest as a rule.
+            guard let explicit = scanner.offset(maxHours: Self.maxOffsetHours) else { return nil }
+            dstOffset = -explicit
+        }
+        // The implied daylight offset (an hour ahead) must stay within the bound too.
+        guard abs(dstOffset) <= Self.maxOffsetHours * 3600 else { return nil }
         let start: Transition, end: Transition
         if scanner.atEnd {
             // No rule given: POSIX leaves it to the implementation; the US rule is the common default.
@@ -100,6 +112,12 @@ public struct POSIXTimeZoneRule: UTCOffsetRule, Equatable {
             return index - begin >= 3
         }
 
+        /// Whether an offset (`+`, `-` or a digit) comes next.
+        var startsOffset: Bool {
+            guard let c = current else { return false }
+            return c == UInt8(ascii: "+") || c == UInt8(ascii: "-") || (c >= 0x30 && c <= 0x39)
+        }
+
         mutating func number() -> Int64? {
             var value: Int64 = 0
             var digits = 0
@@ -111,11 +129,11 @@ public struct POSIXTimeZoneRule: UTCOffsetRule, Equatable {
             return digits > 0 ? value : nil
         }
 
-        /// `[+-]hh[:mm[:ss]]` in seconds.
-        mutating func offset() -> Int64? {
+        /// `[+-]hh[:mm[:ss]]` in seconds, at most `maxHours` hours either way.
+        mutating func offset(maxHours: Int64) -> Int64? {
             var sign: Int64 = 1
             if take(UInt8(ascii: "-")) { sign = -1 } else { _ = take(UInt8(ascii: "+")) }
-            guard let hours = number(), hours <= 167 else { return nil }
+            guard let hours = number(), hours <= maxHours else { return nil }
             var total = hours * 3600
             if take(UInt8(ascii: ":")) {
                 guard let minutes = number(), minutes < 60 else { return nil }
@@ -125,6 +143,7 @@ public struct POSIXTimeZoneRule: UTCOffsetRule, Equatable {
                     total += seconds
                 }
             }
+            guard total <= maxHours * 3600 else { return nil }
             return sign * total
         }
 
@@ -143,7 +162,7 @@ public struct POSIXTimeZoneRule: UTCOffsetRule, Equatable {
             }
             var time: Int64 = 7200
             if take(UInt8(ascii: "/")) {
-                guard let t = offset() else { return nil }
+                guard let t = offset(maxHours: POSIXTimeZoneRule.maxTransitionHours) else { return nil }
                 time = t
             }
             return Transition(date: date, secondsOfDay: time)

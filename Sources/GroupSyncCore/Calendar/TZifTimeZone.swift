@@ -127,7 +127,7 @@ public enum TimeZoneError: Error, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .malformed(let why): "the time zone data is damaged: \(why)"
-        case .unknownName(let name): "'\(name)' is not a time zone name (use an IANA name such as Europe/Madrid, or UTC)"
+        case .unknownName(let name): "'\(name)' is not a time zone name nor a POSIX rule (use an IANA name such as Europe/Madrid, UTC, or a rule such as CET-1CEST,M3.5.0,M10.5.0/3 whose offsets are at most 24 hours)"
         }
     }
 }

@@ -46,14 +46,14 @@ extension BalanceBook {
         guard !ledger.hasActiveRequest(me, today: today) else { return }
         for (device, request) in ledger.requests.sorted(by: { $0.key < $1.key })
         where device != me && !ledger.isRetired(device) && ledger.hasActiveRequest(device, today: today) {
-            let needMs = request.holdMs - ledger.heldMs(of: device, today: today)
+            let needMs = request.holdMs.saturatingSubtracting(ledger.heldMs(of: device, today: today))
             if needMs > 0 { give(min(needMs, ledger.heldMs(of: me, today: today)), to: device) }
-            let needSlots = request.slots - ledger.freeSlots(of: device, today: today)
+            let needSlots = request.slots.saturatingSubtracting(ledger.freeSlots(of: device, today: today))
             let slots = min(needSlots, ledger.freeSlots(of: me, today: today))
             if slots > 0 {
                 freezeDraw(today)
                 var transfer = ledger.dayTransfers[me]?[device]?[today] ?? DayTransfer()
-                transfer.slots += slots
+                transfer.slots = transfer.slots.saturatingAdding(slots)
                 ledger.setDayTransfer(transfer, from: me, to: device, day: today)
             }
         }
@@ -64,14 +64,14 @@ extension BalanceBook {
         guard ms > 0 else { return }
         let fromDay = min(ms, ledger.dayHeldMs(of: me, today: today))
         if fromDay > 0 { giveDayRights(fromDay, to: device, day: today) }
-        let fromEarned = min(ms - fromDay, max(0, ledger.earnedHeldMs(of: me, today: today)))
-        if fromEarned > 0 { ledger.setEarnedTransfer((ledger.earnedTransfers[me]?[device] ?? 0) + fromEarned, from: me, to: device) }
+        let fromEarned = min(ms.saturatingSubtracting(fromDay), max(0, ledger.earnedHeldMs(of: me, today: today)))
+        if fromEarned > 0 { ledger.setEarnedTransfer((ledger.earnedTransfers[me]?[device] ?? 0).saturatingAdding(fromEarned), from: me, to: device) }
     }
 
     mutating func giveDayRights(_ ms: Int64, to device: BalanceAccount, day: CivilDate) {
         freezeDraw(day)
         var transfer = ledger.dayTransfers[me]?[device]?[day] ?? DayTransfer()
-        transfer.ms += ms
+        transfer.ms = transfer.ms.saturatingAdding(ms)
         ledger.setDayTransfer(transfer, from: me, to: device, day: day)
     }
 
@@ -87,7 +87,7 @@ extension BalanceBook {
             }
         }
         for (day, devices) in overflowing.sorted(by: { $0.key < $1.key }) {
-            var leftover = ledger.dayRightsMs(of: me, on: day, today: today) - ledger.spentMs(of: me, on: day)
+            var leftover = ledger.dayRightsMs(of: me, on: day, today: today).saturatingSubtracting(ledger.spentMs(of: me, on: day))
             for device in devices.sorted() where leftover > 0 {
                 let amount = min(leftover, ledger.overflowMs(of: device, on: day, today: today))
                 giveDayRights(amount, to: device, day: day)
@@ -105,16 +105,18 @@ extension BalanceBook {
         guard group.count > 1 else { return }
         for pool in [Pool.day, .earned] {
             let held = group.map { heldIn(pool, of: $0) }
-            let mean = held.reduce(0, +) / Int64(group.count)
+            // Held amounts are never negative, so the differences below fit; the sums and the product saturate
+            // or run at full width (`SaturatingArithmetic.swift`).
+            let mean = held.saturatingSum { $0 } / Int64(group.count)
             let mySurplus = held[group.firstIndex(of: me)!] - mean
             guard mySurplus >= Self.smallestTransferMs else { continue }
-            let totalSurplus = held.filter { $0 > mean }.reduce(0) { $0 + ($1 - mean) }
+            let totalSurplus = held.filter { $0 > mean }.saturatingSum { $0 - mean }
             for (device, amount) in zip(group, held) where device != me && mean - amount >= Self.smallestTransferMs {
-                let part = (mean - amount) * mySurplus / totalSurplus
+                let part = (mean - amount).scaled(by: mySurplus, dividedBy: totalSurplus)
                 guard part >= Self.smallestTransferMs else { continue }
                 switch pool {
                 case .day: giveDayRights(part, to: device, day: today)
-                case .earned: ledger.setEarnedTransfer((ledger.earnedTransfers[me]?[device] ?? 0) + part, from: me, to: device)
+                case .earned: ledger.setEarnedTransfer((ledger.earnedTransfers[me]?[device] ?? 0).saturatingAdding(part), from: me, to: device)
                 }
             }
         }

@@ -8,7 +8,7 @@ extension BalanceBook {
         let amount = min(max(0, ms), ledger.heldMs(of: me, today: today))
         if amount > 0 {
             var record = ownRecord(today)
-            record.spentMs += amount
+            record.spentMs = record.spentMs.saturatingAdding(amount)
             record.lastSpendAt = nowMillis
             ledger.setDayRecord(record, of: me, day: today)
         }
@@ -20,8 +20,8 @@ extension BalanceBook {
     public mutating func earn(_ ms: Int64, reason: String) {
         register()
         var record = ledger.earned[me] ?? EarnedRecord()
-        record.ms += max(0, ms)
-        record.count += 1
+        record.ms = record.ms.saturatingAdding(max(0, ms))
+        record.count = record.count.saturatingAdding(1)
         record.lastAt = nowMillis
         record.lastReason = reason
         ledger.setEarned(record, of: me)
@@ -45,12 +45,12 @@ extension BalanceBook {
         guard used < cap else { return .capReached(used: used, max: cap) }
         guard ledger.freeSlots(of: me, today: today) > 0 else { return .noSlotHere(used: used, max: cap) }
         var record = ownRecord(today)
-        record.extensions += 1
-        record.extensionMs += ledger.policy.extensionMs
+        record.extensions = record.extensions.saturatingAdding(1)
+        record.extensionMs = record.extensionMs.saturatingAdding(ledger.policy.extensionMs)
         record.lastExtendAt = nowMillis
         ledger.setDayRecord(record, of: me, day: today)
         withdrawRequest()
-        return .granted(extensionsToday: used + 1, max: cap, addedMs: ledger.policy.extensionMs)
+        return .granted(extensionsToday: used.saturatingAdding(1), max: cap, addedMs: ledger.policy.extensionMs)
     }
 
     /// Asks connected peers to hand this device enough rights to hold `holdMs` and `slots` free slots.

@@ -40,7 +40,7 @@ extension BalanceBook {
         let after = ledger.charges[me]?[monitor]?.ms ?? 0
         let verdict = usageVerdict(monitor)
         return UsageRecordOutcome(monitor: monitor, event: threshold.name, eventMs: threshold.usedMs, duplicate: duplicate,
-                                  verdict: verdict, chargedMs: after - before, uncoveredMs: uncoveredMs(monitor))
+                                  verdict: verdict, chargedMs: after.saturatingSubtracting(before), uncoveredMs: uncoveredMs(monitor))
     }
 
     public func usageVerdict(_ monitor: MonitorID) -> UsageVerdict {
@@ -49,8 +49,8 @@ extension BalanceBook {
 
     /// Genuine usage of `monitor` that no device has paid for (as this device sees it).
     public func uncoveredMs(_ monitor: MonitorID) -> Int64 {
-        let paid = ledger.charges.values.reduce(0) { $0 + ($1[monitor]?.ms ?? 0) }
-        return max(0, usageVerdict(monitor).usedMs - paid)
+        let paid = ledger.charges.values.saturatingSum { $0[monitor]?.ms ?? 0 }
+        return max(0, usageVerdict(monitor).usedMs.saturatingSubtracting(paid))
     }
 
     /// How far back the agent keeps settling charges: a fresh monitor is armed every session, so
@@ -71,8 +71,9 @@ extension BalanceBook {
         guard var mine = ledger.charges[me]?[monitor] else { return }
         let usage = usageVerdict(monitor).usedMs
         let payers = ledger.charges.filter { $0.value[monitor] != nil }.map(\.key)
-        let others = ledger.charges.filter { $0.key != me }.reduce(0) { $0 + ($1.value[monitor]?.ms ?? 0) }
-        let target = payers.min() == me ? max(0, usage - others) : min(usage, max(mine.ms, usage - others))
+        let others = ledger.charges.filter { $0.key != me }.saturatingSum { $0.value[monitor]?.ms ?? 0 }
+        let unpaid = usage.saturatingSubtracting(others)
+        let target = payers.min() == me ? max(0, unpaid) : min(usage, max(mine.ms, unpaid))
         var ms = target
         if target > mine.ms { ms = mine.ms + min(target - mine.ms, available(on: mine.day)) }
         guard ms != mine.ms else { return }
@@ -86,7 +87,7 @@ extension BalanceBook {
     /// earlier day, that day's unspent rights (the usage happened then) and its earned minutes.
     func available(on day: CivilDate) -> Int64 {
         if day >= today { return ledger.heldMs(of: me, today: today) }
-        let leftover = max(0, ledger.dayRightsMs(of: me, on: day, today: today) - ledger.spentMs(of: me, on: day))
-        return leftover + max(0, ledger.earnedHeldMs(of: me, today: today))
+        let leftover = max(0, ledger.dayRightsMs(of: me, on: day, today: today).saturatingSubtracting(ledger.spentMs(of: me, on: day)))
+        return leftover.saturatingAdding(max(0, ledger.earnedHeldMs(of: me, today: today)))
     }
 }

@@ -86,7 +86,7 @@ extension BalanceLedger {
     func transfersIn(to account: BalanceAccount, on day: CivilDate) -> DayTransfer {
         var sum = DayTransfer()
         for (from, targets) in dayTransfers where from != account {
-            if let t = targets[account]?[day] { sum.ms += t.ms; sum.slots += t.slots }
+            if let t = targets[account]?[day] { sum.ms = sum.ms.saturatingAdding(t.ms); sum.slots = sum.slots.saturatingAdding(t.slots) }
         }
         return sum
     }
@@ -94,25 +94,25 @@ extension BalanceLedger {
     func transfersOut(from account: BalanceAccount, on day: CivilDate) -> DayTransfer {
         var sum = DayTransfer()
         for (to, byDay) in dayTransfers[account] ?? [:] where to != account {
-            if let t = byDay[day] { sum.ms += t.ms; sum.slots += t.slots }
+            if let t = byDay[day] { sum.ms = sum.ms.saturatingAdding(t.ms); sum.slots = sum.slots.saturatingAdding(t.slots) }
         }
         return sum
     }
 
     /// Minutes (ms) `account` may use on `day` before touching earned rights.
     public func dayRightsMs(of account: BalanceAccount, on day: CivilDate, today: CivilDate) -> Int64 {
-        allowanceDrawMs(of: account, on: day, today: today) + (days[account]?[day]?.extensionMs ?? 0)
-            + transfersIn(to: account, on: day).ms - transfersOut(from: account, on: day).ms
+        allowanceDrawMs(of: account, on: day, today: today).saturatingAdding(days[account]?[day]?.extensionMs ?? 0)
+            .saturatingAdding(transfersIn(to: account, on: day).ms).saturatingSubtracting(transfersOut(from: account, on: day).ms)
     }
 
     /// Spent by `account` on `day`: direct spends plus usage it paid for that day.
     public func spentMs(of account: BalanceAccount, on day: CivilDate) -> Int64 {
-        (days[account]?[day]?.spentMs ?? 0) + (charges[account]?.values.filter { $0.day == day }.reduce(0) { $0 + $1.ms } ?? 0)
+        (days[account]?[day]?.spentMs ?? 0).saturatingAdding((charges[account] ?? [:]).values.filter { $0.day == day }.saturatingSum(\.ms))
     }
 
     public func overflowMs(of account: BalanceAccount, on day: CivilDate, today: CivilDate) -> Int64 {
         let spent = spentMs(of: account, on: day)
-        return spent == 0 ? 0 : max(0, spent - dayRightsMs(of: account, on: day, today: today))
+        return spent == 0 ? 0 : max(0, spent.saturatingSubtracting(dayRightsMs(of: account, on: day, today: today)))
     }
 
     /// Days on which `account` spent anything.
@@ -124,33 +124,33 @@ extension BalanceLedger {
 
     public func earnedRightsMs(of account: BalanceAccount) -> Int64 {
         var total = earned[account]?.ms ?? 0
-        for (from, targets) in earnedTransfers where from != account { total += targets[account] ?? 0 }
-        for (to, ms) in earnedTransfers[account] ?? [:] where to != account { total -= ms }
+        for (from, targets) in earnedTransfers where from != account { total = total.saturatingAdding(targets[account] ?? 0) }
+        for (to, ms) in earnedTransfers[account] ?? [:] where to != account { total = total.saturatingSubtracting(ms) }
         return total
     }
 
     /// Earned rights `account` still holds, after every day's overflow (`excludingDay`: all but that day's).
     public func earnedHeldMs(of account: BalanceAccount, today: CivilDate, excludingDay: CivilDate? = nil) -> Int64 {
         var held = earnedRightsMs(of: account)
-        for day in spendDays(of: account) where day != excludingDay { held -= overflowMs(of: account, on: day, today: today) }
+        for day in spendDays(of: account) where day != excludingDay { held = held.saturatingSubtracting(overflowMs(of: account, on: day, today: today)) }
         return held
     }
 
     /// Today's day rights `account` has not spent.
     public func dayHeldMs(of account: BalanceAccount, today: CivilDate) -> Int64 {
-        max(0, dayRightsMs(of: account, on: today, today: today) - spentMs(of: account, on: today))
+        max(0, dayRightsMs(of: account, on: today, today: today).saturatingSubtracting(spentMs(of: account, on: today)))
     }
 
     /// What `account` may spend today without asking anyone: never below zero.
     public func heldMs(of account: BalanceAccount, today: CivilDate) -> Int64 {
-        dayHeldMs(of: account, today: today) + max(0, earnedHeldMs(of: account, today: today))
+        dayHeldMs(of: account, today: today).saturatingAdding(max(0, earnedHeldMs(of: account, today: today)))
     }
 
     /// Extension slots `account` holds and has not used today.
     public func freeSlots(of account: BalanceAccount, today: CivilDate) -> Int64 {
         let t = today
-        return max(0, slotDraw(of: account, on: t, today: t) + transfersIn(to: account, on: t).slots
-            - transfersOut(from: account, on: t).slots - (days[account]?[t]?.extensions ?? 0))
+        return max(0, slotDraw(of: account, on: t, today: t).saturatingAdding(transfersIn(to: account, on: t).slots)
+            .saturatingSubtracting(transfersOut(from: account, on: t).slots).saturatingSubtracting(days[account]?[t]?.extensions ?? 0))
     }
 
     /// Whether `account` has a request out that is still valid today.

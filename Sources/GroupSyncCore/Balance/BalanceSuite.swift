@@ -36,6 +36,13 @@ public enum BalanceSuite {
 public enum BalanceAmount {
     public static let millisPerMinute: Int64 = 60_000
 
+    /// The most any one record field may hold (10¹² ms, about 31 years of screen time): larger numbers,
+    /// which only a damaged or hostile record holds, read as this. Sums of many such fields still fit.
+    public static let maxRecordMs: Int64 = 1_000_000_000_000
+    /// Instants a record may name: 1970 up to (not including) 10¹⁴ ms, about the year 5138 — the range
+    /// the CLI accepts for `--armed-at` and `--at`. Within it, an instant plus any amount cannot overflow.
+    public static let instantRange: ClosedRange<Int64> = 0...(100_000_000_000_000 - 1)
+
     /// Minutes as given on the command line, in milliseconds; `nil` if not a finite number in `range`.
     public static func millis(minutes: Double, in range: ClosedRange<Double>) -> Int64? {
         guard minutes.isFinite, range.contains(minutes) else { return nil }

@@ -35,14 +35,14 @@ public struct BalanceSummary: Equatable, Sendable {
         dayEndMillis = calendar.end(of: today)
         let devices = ledger.accounts.union([me])
         self.devices = ledger.memberDevices
-        allowanceMs = devices.reduce(0) { $0 + ledger.allowanceDrawMs(of: $1, on: today, today: today) }
-        extensionsToday = devices.reduce(0) { $0 + (ledger.days[$1]?[today]?.extensions ?? 0) }
-        extensionMs = devices.reduce(0) { $0 + (ledger.days[$1]?[today]?.extensionMs ?? 0) }
+        allowanceMs = devices.saturatingSum { ledger.allowanceDrawMs(of: $0, on: today, today: today) }
+        extensionsToday = devices.saturatingSum { ledger.days[$0]?[today]?.extensions ?? 0 }
+        extensionMs = devices.saturatingSum { ledger.days[$0]?[today]?.extensionMs ?? 0 }
         maxExtensions = ledger.policy.maxExtensions
-        earnedMs = devices.reduce(0) { $0 + max(0, ledger.earnedHeldMs(of: $1, today: today, excludingDay: today)) }
-        spentTodayMs = devices.reduce(0) { $0 + ledger.spentMs(of: $1, on: today) }
-        remainingMs = devices.reduce(0) { $0 + ledger.heldMs(of: $1, today: today) }
-        strandedMs = devices.filter(ledger.isRetired).reduce(0) { $0 + ledger.heldMs(of: $1, today: today) }
+        earnedMs = devices.saturatingSum { max(0, ledger.earnedHeldMs(of: $0, today: today, excludingDay: today)) }
+        spentTodayMs = devices.saturatingSum { ledger.spentMs(of: $0, on: today) }
+        remainingMs = devices.saturatingSum { ledger.heldMs(of: $0, today: today) }
+        strandedMs = devices.filter(ledger.isRetired).saturatingSum { ledger.heldMs(of: $0, today: today) }
         heldHereMs = ledger.heldMs(of: me, today: today)
         extensionSlotsHere = ledger.freeSlots(of: me, today: today)
 

@@ -26,6 +26,8 @@ public struct UsageThresholdName: Equatable, Sendable {
     public let usedMs: Int64
 
     public static let prefix = "used-"
+    /// What a threshold can mean: above 0, at most 1500 minutes (a 25-hour day).
+    public static let usedMsRange: ClosedRange<Int64> = 1...(1500 * 60_000)
 
     public init(parsing name: String) throws(UsageError) {
         if let problem = ActivityNames.problem(with: name, what: "event") { throw .badName(problem) }

@@ -43,8 +43,11 @@ public struct FiredThreshold: Equatable, Sendable {
     }
 
     init?(_ value: Value) {
-        guard case .dictionary(let d) = value, let activity = d["activity"]?.stringValue, let armedAt = d["armedAt"]?.intValue,
-              let event = d["event"]?.stringValue, let usedMs = d["usedMs"]?.intValue, let at = d["at"]?.intValue else { return nil }
-        self.init(monitor: MonitorID(activity: activity, armedAt: armedAt), event: event, usedMs: usedMs, at: at)
+        // Any reporter writes these and every device reads them: a threshold no `used-N` name can carry, or
+        // an instant out of range, is ignored rather than let into the guards' arithmetic.
+        guard case .dictionary(let d) = value, let activity = d["activity"]?.stringValue, let armedAt = d.exactInstant("armedAt"),
+              let event = d["event"]?.stringValue, let usedMs = d["usedMs"]?.intValue, UsageThresholdName.usedMsRange.contains(usedMs),
+              d["at"]?.intValue != nil else { return nil }
+        self.init(monitor: MonitorID(activity: activity, armedAt: armedAt), event: event, usedMs: usedMs, at: d.instant("at"))
     }
 }

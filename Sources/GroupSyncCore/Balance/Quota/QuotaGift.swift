@@ -28,9 +28,12 @@ public struct QuotaGift: Equatable, Sendable {
     init?(_ value: Value) {
         guard case .dictionary(let d) = value,
               let to = d["to"]?.account, let root = d["root"]?.account,
-              let start = d["start"]?.intValue, let end = d["end"]?.intValue, start < end,
+              let start = d["start"]?.intValue, let end = d["end"]?.intValue,
               case .string(let day)? = d["fromDay"], let fromDay = CivilDate(parsing: day) else { return nil }
-        self.init(to: to, root: root, slices: start..<end, fromDay: fromDay)
+        // Only slices of the quota exist: a range reaching past it gives or takes nothing more.
+        let slices = min(max(start, 0), QuotaSlices.total)..<max(min(end, QuotaSlices.total), min(max(start, 0), QuotaSlices.total))
+        guard !slices.isEmpty else { return nil }
+        self.init(to: to, root: root, slices: slices, fromDay: fromDay)
     }
 }
 
@@ -70,7 +73,7 @@ public struct Membership: Equatable, Sendable {
     }
 
     init?(_ value: Value) {
-        guard case .dictionary(let d) = value, let joinedAt = d["joinedAt"]?.intValue else { return nil }
-        self.init(joinedAt: joinedAt, founder: d["founder"] == .bool(true), inheritsFrom: d["inheritsFrom"]?.stringValue.flatMap(CivilDate.init(parsing:)))
+        guard case .dictionary(let d) = value, d["joinedAt"]?.intValue != nil else { return nil }
+        self.init(joinedAt: d.instant("joinedAt"), founder: d["founder"] == .bool(true), inheritsFrom: d["inheritsFrom"]?.stringValue.flatMap(CivilDate.init(parsing:)))
     }
 }

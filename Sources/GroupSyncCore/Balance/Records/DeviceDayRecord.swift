@@ -31,8 +31,8 @@ public struct DeviceDayRecord: Equatable, Sendable {
         extensions = d.count("extensions")
         extensionMs = d.count("extensionMs")
         spentMs = d.count("spentMs")
-        lastSpendAt = d.count("lastSpendAt")
-        lastExtendAt = d.count("lastExtendAt")
+        lastSpendAt = d.instant("lastSpendAt")
+        lastExtendAt = d.instant("lastExtendAt")
     }
 }
 
@@ -53,7 +53,7 @@ public struct EarnedRecord: Equatable, Sendable {
         guard case .dictionary(let d) = value else { return nil }
         ms = d.count("ms")
         count = d.count("count")
-        lastAt = d.count("lastAt")
+        lastAt = d.instant("lastAt")
         lastReason = d["lastReason"]?.stringValue ?? ""
     }
 }
@@ -108,7 +108,7 @@ public struct RightsRequest: Equatable, Sendable {
     init?(_ value: Value) {
         guard case .dictionary(let d) = value, let text = d["day"]?.stringValue, let day = CivilDate(parsing: text) else { return nil }
         self.init(day: day, holdMs: d.count("holdMs"), slots: d.count("slots"), spentBase: d.count("spentBase"),
-                  extensionsBase: d.count("extensionsBase"), at: d.count("at"))
+                  extensionsBase: d.count("extensionsBase"), at: d.instant("at"))
     }
 }
 
@@ -139,8 +139,8 @@ public struct UsageCharge: Equatable, Sendable {
     }
 
     init?(_ value: Value) {
-        guard case .dictionary(let d) = value, let activity = d["activity"]?.stringValue, let armedAt = d["armedAt"]?.intValue,
+        guard case .dictionary(let d) = value, let activity = d["activity"]?.stringValue, let armedAt = d.exactInstant("armedAt"),
               let text = d["day"]?.stringValue, let day = CivilDate(parsing: text) else { return nil }
-        self.init(activity: activity, armedAt: armedAt, day: day, ms: d.count("ms"), at: d.count("at"))
+        self.init(activity: activity, armedAt: armedAt, day: day, ms: d.count("ms"), at: d.instant("at"))
     }
 }

@@ -63,6 +63,22 @@ import Testing
         #expect(near.usedMs == 60_000)
     }
 
+    @Test func aGenuineThresholdAfterAPhantomBurstCountsOnlyTheUsageAboveTheBurst() {
+        // Picked up after 20 minutes in a pocket: six thresholds at once, then 15 s of real use.
+        let pickUp: Int64 = 20 * 60_000
+        let burst = ["used-0.25", "used-1", "used-2", "used-3", "used-4", "used-5"].map { event($0, at: pickUp) }
+        let afterwards = UsageVerdict(events: burst + [event("used-5.25", at: pickUp + 15_000)], armedAt: armed)
+        #expect(afterwards.usedMs == 15_000, "the burst stays a phantom; only the step above its top is usage")
+        #expect(afterwards.phantom == Set(burst.map(\.event)))
+        #expect(afterwards.phantomBurst)
+        // Genuine usage before a burst still counts, and so does genuine usage after it.
+        let before = [event("used-0.25", at: 60_000), event("used-0.5", at: 75_000)]
+        let lateBurst = ["used-1", "used-3", "used-6"].map { event($0, at: pickUp) }
+        let mixed = UsageVerdict(events: before + lateBurst + [event("used-6.25", at: pickUp + 15_000)], armedAt: armed)
+        #expect(mixed.usedMs == 45_000)
+        #expect(mixed.phantom == ["used-1", "used-3", "used-6"])
+    }
+
     @Test func genuineUsageIsTheHighestThresholdNotASum() {
         let events = (1...12).map { event("used-\(Double($0) / 4)", at: Int64($0) * 15_000 + 200) }
         #expect(UsageVerdict(events: events, armedAt: armed).usedMs == 3 * 60_000)
@@ -110,6 +126,20 @@ import Testing
         #expect(burst.chargedMs == -45_000)
         #expect(device.summary(at: noon).remainingMs == 30 * minute)
         #expect(device.summary(at: noon).spentTodayMs == 0)
+    }
+
+    @Test func oneGenuineThresholdAfterAPhantomBurstDoesNotChargeTheBurst() {
+        let device = solo(base: 0)
+        device.act(at: armed) { $0.earn(60 * minute, reason: "push-ups") }
+        let pickUp = armed + 9 * minute
+        // Until the burst spans a minute its first steps look genuine; once it does, all of it is given back.
+        let outcomes = ["used-0.25", "used-1", "used-2", "used-3", "used-4", "used-5"].map { record(device, $0, at: pickUp) }
+        #expect(!outcomes.last!.counted)
+        #expect(device.summary(at: pickUp).remainingMs == 60 * minute)
+        let real = record(device, "used-5.25", at: pickUp + 15_000)
+        #expect(real.counted)
+        #expect(real.chargedMs == 15_000, "15 s of real use costs 15 s")
+        #expect(device.summary(at: pickUp + 15_000).remainingMs == 60 * minute - 15_000)
     }
 
     @Test func usageBeyondTheBalanceIsChargedOnlyAsFarAsRightsGoAndTimeIsUp() {

@@ -70,7 +70,7 @@ enum UsageCommand: Command {
             outcome.uncoveredMs = settled.1
         }
         let summary = try session.update { $0.summary }
-        let reason = outcome.verdict.phantomBurst ? "phantom-burst" : outcome.verdict.tooEarly.contains(threshold.name) ? "too-early" : "genuine"
+        let reason = outcome.verdict.phantom.contains(threshold.name) ? "phantom-burst" : outcome.verdict.tooEarly.contains(threshold.name) ? "too-early" : "genuine"
         if arguments.has("--json") {
             var o = JSONObject()
             o.add("activity", activity)

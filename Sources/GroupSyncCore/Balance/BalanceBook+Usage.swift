@@ -20,7 +20,7 @@ public struct UsageRecordOutcome: Equatable, Sendable {
     public var uncoveredMs: Int64
 
     /// Whether this event counts as genuine usage.
-    public var counted: Bool { !verdict.phantomBurst && !verdict.tooEarly.contains(event) }
+    public var counted: Bool { !verdict.phantom.contains(event) && !verdict.tooEarly.contains(event) }
 }
 
 extension BalanceBook {

@@ -4,12 +4,14 @@
 /// armed, or when a phone that sat locked is picked up. The balance must not believe those (seed,
 /// section 8), and the two facts below do most of the work.
 public struct UsageVerdict: Equatable, Sendable {
-    /// The monitor's usage: its highest genuine threshold (thresholds are cumulative, never summed).
+    /// The monitor's usage: the genuine steps of its thresholds (thresholds are cumulative, never summed).
     public var usedMs: Int64
     /// Events dropped by guard 1, by name.
     public var tooEarly: Set<String>
-    /// Whether guard 2 declared the whole lot a phantom burst.
-    public var phantomBurst: Bool
+    /// Events guard 2 found in a phantom burst, by name.
+    public var phantom: Set<String>
+    /// Whether guard 2 found any phantom burst among the monitor's events.
+    public var phantomBurst: Bool { !phantom.isEmpty }
 
     /// Guard 1 slack: a genuine `used-N` may fire up to this much before `armedAt + N`.
     public static let earlySlackMs: Int64 = 5_000
@@ -24,21 +26,44 @@ public struct UsageVerdict: Equatable, Sendable {
         let early = events.filter { $0.at < armedAt + $0.usedMs - Self.earlySlackMs }
         tooEarly = Set(early.map(\.event))
         let plausible = events.filter { $0.at >= armedAt + $0.usedMs - Self.earlySlackMs }
-        guard let lowest = plausible.min(by: { ($0.usedMs, $0.at) < ($1.usedMs, $1.at) }),
-              let highest = plausible.max(by: { ($0.usedMs, -$0.at) < ($1.usedMs, -$1.at) }) else {
-            usedMs = 0
-            phantomBurst = false
-            return
+        // Guard 2: real usage arrives a little at a time, phantoms all at once. Thresholds a minute or more
+        // of usage apart that fired within about 3 s did not happen: the whole burst spends nothing.
+        phantom = Self.bursts(in: plausible)
+        // Thresholds are cumulative, so usage is the sum of the steps between consecutive thresholds, less
+        // the steps up to a phantom one. A burst keeps spending nothing when genuine thresholds follow it:
+        // only the usage above the burst's top counts (comparing only the lowest and highest thresholds, one
+        // real step 15 s later would have made the whole burst look genuine).
+        var used: Int64 = 0, previous: Int64 = 0
+        for event in plausible.sorted(by: { ($0.usedMs, $0.at, $0.event) < ($1.usedMs, $1.at, $1.event) }) {
+            if !phantom.contains(event.event) { used += event.usedMs - previous }
+            previous = event.usedMs
         }
-        // Guard 2: real usage arrives a little at a time, phantoms all at once. When the lowest and
-        // highest thresholds are a minute or more of usage apart yet fired within about 3 s, none of
-        // it happened: the burst spends nothing.
-        if highest.usedMs - lowest.usedMs >= Self.burstSpanMs && abs(highest.at - lowest.at) <= Self.burstWindowMs {
-            usedMs = 0
-            phantomBurst = true
-            return
+        usedMs = used
+    }
+
+    /// Every event in a window of `burstWindowMs` whose thresholds span `burstSpanMs` or more: one pass over
+    /// the events in time order, the window's lowest and highest thresholds kept in monotonic queues, so a
+    /// monitor with many events costs linear time.
+    static func bursts(in events: [FiredThreshold]) -> Set<String> {
+        let byTime = events.sorted { ($0.at, $0.usedMs, $0.event) < ($1.at, $1.usedMs, $1.event) }
+        var phantom = Set<String>()
+        var lows: [Int] = [], highs: [Int] = []   // indices; thresholds increasing / decreasing
+        var lowHead = 0, highHead = 0, end = 0, markedUpTo = 0
+        for start in byTime.indices {
+            while end < byTime.count && byTime[end].at - byTime[start].at <= burstWindowMs {
+                while lows.count > lowHead && byTime[lows.last!].usedMs >= byTime[end].usedMs { lows.removeLast() }
+                lows.append(end)
+                while highs.count > highHead && byTime[highs.last!].usedMs <= byTime[end].usedMs { highs.removeLast() }
+                highs.append(end)
+                end += 1
+            }
+            while lows[lowHead] < start { lowHead += 1 }
+            while highs[highHead] < start { highHead += 1 }
+            if byTime[highs[highHead]].usedMs - byTime[lows[lowHead]].usedMs >= burstSpanMs {
+                for index in max(start, markedUpTo)..<end { phantom.insert(byTime[index].event) }
+                markedUpTo = max(markedUpTo, end)
+            }
         }
-        usedMs = highest.usedMs
-        phantomBurst = false
+        return phantom
     }
 }

@@ -142,6 +142,42 @@ import Testing
         #expect(device.summary(at: pickUp + 15_000).remainingMs == 60 * minute - 15_000)
     }
 
+    @Test func usageIsPaidFromTheDayItHappenedNotTheDayTheMonitorWasArmed() {
+        let device = solo(base: 30)
+        device.act(at: noon - 4 * day) { $0.register() }
+        // A monitor armed three days ago reports 30 minutes now: today's allowance pays, not an expired one.
+        let old = MonitorID(activity: "focus", armedAt: noon - 3 * day)
+        let outcome = device.act(at: noon) { $0.recordUsage(monitor: old, threshold: try! UsageThresholdName(parsing: "used-30"), at: noon - 1000) }
+        #expect(outcome.chargedMs == 30 * minute)
+        #expect(device.summary(at: noon).remainingMs == 0)
+        #expect(device.summary(at: noon).spentTodayMs == 30 * minute)
+    }
+
+    @Test func usageAcrossMidnightIsSplitBetweenTheTwoDays() {
+        let device = solo(base: 30)
+        let midnight = noon + 12 * 60 * minute
+        device.act(at: midnight - day) { $0.register() }
+        let late = MonitorID(activity: "focus", armedAt: midnight - 10 * minute)
+        func record(_ name: String, at: Int64) -> UsageRecordOutcome {
+            device.act(at: at) { $0.recordUsage(monitor: late, threshold: try! UsageThresholdName(parsing: name), at: at) }
+        }
+        #expect(record("used-5", at: midnight - 5 * minute).chargedMs == 5 * minute)
+        #expect(record("used-15", at: midnight + 5 * minute).chargedMs == 10 * minute)
+        let today = device.summary(at: midnight + 6 * minute)
+        #expect(today.spentTodayMs == 10 * minute, "the 10 minutes after midnight are today's")
+        #expect(today.remainingMs == 20 * minute)
+        #expect(device.book(at: midnight + 6 * minute).ledger.spentMs(of: device.account, on: today.day.previous) == 5 * minute)
+    }
+
+    @Test func usageReportedFromBeforeTheDeviceJoinedIsPaidFromItsFirstDay() {
+        let device = solo(base: 30)
+        device.act(at: noon) { $0.register() }
+        let monitor = MonitorID(activity: "focus", armedAt: noon - 3 * day)
+        let outcome = device.act(at: noon) { $0.recordUsage(monitor: monitor, threshold: try! UsageThresholdName(parsing: "used-30"), at: noon - 2 * day) }
+        #expect(outcome.chargedMs == 30 * minute)
+        #expect(device.summary(at: noon).remainingMs == 0, "no allowance of a day before joining pays for it")
+    }
+
     @Test func usageBeyondTheBalanceIsChargedOnlyAsFarAsRightsGoAndTimeIsUp() {
         let device = solo(base: 1)
         let outcome = record(device, "used-2", at: armed + 2 * minute)

@@ -32,8 +32,7 @@ extension BalanceBook {
             ledger.recordFired(FiredThreshold(monitor: monitor, event: threshold.name, usedMs: threshold.usedMs, at: at))
         }
         if ledger.charges[me]?[monitor] == nil {
-            let day = min(calendar.day(atUTCMillis: monitor.armedAt), today)
-            ledger.setCharge(UsageCharge(activity: monitor.activity, armedAt: monitor.armedAt, day: day, ms: 0, at: 0), of: me)
+            ledger.setCharge(UsageCharge(activity: monitor.activity, armedAt: monitor.armedAt, day: payDay(at: at), ms: 0, at: 0), of: me)
         }
         let before = ledger.charges[me]?[monitor]?.ms ?? 0
         settleCharge(monitor)
@@ -74,13 +73,49 @@ extension BalanceBook {
         let others = ledger.charges.filter { $0.key != me }.saturatingSum { $0.value[monitor]?.ms ?? 0 }
         let unpaid = usage.saturatingSubtracting(others)
         let target = payers.min() == me ? max(0, unpaid) : min(usage, max(mine.ms, unpaid))
-        var ms = target
-        if target > mine.ms { ms = mine.ms + min(target - mine.ms, available(on: mine.day)) }
-        guard ms != mine.ms else { return }
-        if ms > mine.ms { mine.at = nowMillis }
-        mine.ms = ms
+        guard target != mine.ms else { return }
+        if target < mine.ms {
+            // Less usage to pay for: give back from the latest day first. Giving back is always safe.
+            var excess = mine.ms - target
+            while excess > 0 {
+                let current = mine.ms(on: mine.day)
+                guard current < excess, let previous = mine.earlier.keys.max() else {
+                    mine.ms -= min(excess, current)
+                    break
+                }
+                // All of the latest day's part goes back; the day before becomes the latest.
+                mine.ms -= current
+                excess -= current
+                mine.day = previous
+                mine.earlier[previous] = nil
+            }
+        } else {
+            // New usage is paid from the rights of the day it happened on. A charge that paid on an earlier
+            // day keeps that part there and moves on, so no expired allowance pays for later use.
+            let day = payDay(at: usageVerdict(monitor).latestAt)
+            if day > mine.day {
+                let current = mine.ms(on: mine.day)
+                if current > 0 { mine.earlier[mine.day] = current }
+                mine.day = day
+            }
+            let ms = mine.ms + min(target - mine.ms, available(on: mine.day))
+            guard ms != mine.ms else {
+                if ledger.charges[me]?[monitor] != mine { ledger.setCharge(mine, of: me) }
+                return
+            }
+            mine.ms = ms
+            mine.at = nowMillis
+        }
         freezeDraw(mine.day)
         ledger.setCharge(mine, of: me)
+    }
+
+    /// The day usage at `at` is paid from: its local day, but not later than today (a clock ahead) nor
+    /// before this account joined (no allowance was drawn for those days, and drawing it now would turn a
+    /// back-dated report into free minutes).
+    func payDay(at: Int64) -> CivilDate {
+        let joined = ledger.members[me].map { calendar.day(atUTCMillis: $0.joinedAt) } ?? today
+        return min(max(calendar.day(atUTCMillis: at), joined), today)
     }
 
     /// What this device may still spend for usage filed under `day`: today, what it holds; for an

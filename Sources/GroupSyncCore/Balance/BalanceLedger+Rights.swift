@@ -107,7 +107,7 @@ extension BalanceLedger {
 
     /// Spent by `account` on `day`: direct spends plus usage it paid for that day.
     public func spentMs(of account: BalanceAccount, on day: CivilDate) -> Int64 {
-        (days[account]?[day]?.spentMs ?? 0).saturatingAdding((charges[account] ?? [:]).values.filter { $0.day == day }.saturatingSum(\.ms))
+        (days[account]?[day]?.spentMs ?? 0).saturatingAdding((charges[account] ?? [:]).values.saturatingSum { $0.ms(on: day) })
     }
 
     public func overflowMs(of account: BalanceAccount, on day: CivilDate, today: CivilDate) -> Int64 {
@@ -118,7 +118,7 @@ extension BalanceLedger {
     /// Days on which `account` spent anything.
     public func spendDays(of account: BalanceAccount) -> Set<CivilDate> {
         var result = Set((days[account] ?? [:]).filter { $0.value.spentMs > 0 }.keys)
-        for charge in (charges[account] ?? [:]).values where charge.ms > 0 { result.insert(charge.day) }
+        for charge in (charges[account] ?? [:]).values { result.formUnion(charge.days) }
         return result
     }
 

@@ -10,6 +10,8 @@ public struct UsageVerdict: Equatable, Sendable {
     public var tooEarly: Set<String>
     /// Events guard 2 found in a phantom burst, by name.
     public var phantom: Set<String>
+    /// When the latest genuine threshold fired (epoch ms), 0 if none did: the usage happened by then.
+    public var latestAt: Int64
     /// Whether guard 2 found any phantom burst among the monitor's events.
     public var phantomBurst: Bool { !phantom.isEmpty }
 
@@ -33,12 +35,16 @@ public struct UsageVerdict: Equatable, Sendable {
         // the steps up to a phantom one. A burst keeps spending nothing when genuine thresholds follow it:
         // only the usage above the burst's top counts (comparing only the lowest and highest thresholds, one
         // real step 15 s later would have made the whole burst look genuine).
-        var used: Int64 = 0, previous: Int64 = 0
+        var used: Int64 = 0, previous: Int64 = 0, latest: Int64 = 0
         for event in plausible.sorted(by: { ($0.usedMs, $0.at, $0.event) < ($1.usedMs, $1.at, $1.event) }) {
-            if !phantom.contains(event.event) { used += event.usedMs - previous }
+            if !phantom.contains(event.event) {
+                used += event.usedMs - previous
+                latest = max(latest, event.at)
+            }
             previous = event.usedMs
         }
         usedMs = used
+        latestAt = latest
     }
 
     /// Every event in a window of `burstWindowMs` whose thresholds span `burstSpanMs` or more: one pass over

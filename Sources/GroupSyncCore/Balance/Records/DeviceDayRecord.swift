@@ -112,35 +112,64 @@ public struct RightsRequest: Equatable, Sendable {
     }
 }
 
-/// Usage of one monitor that one device paid for out of its rights, filed under the monitor's day.
-/// Only the paying device writes it; unlike the other records its amount may go *down*, when the
-/// device learns that the usage was less (a burst turned out to be a phantom) or that another device
-/// paid for the same usage first.
+/// Usage of one monitor that one device paid for out of its rights. Only the paying device writes it;
+/// unlike the other records its amount may go *down*, when the device learns that the usage was less (a
+/// burst turned out to be a phantom) or that another device paid for the same usage first.
+///
+/// Usage is paid from the rights of the local day it happened on (the day of its thresholds' `at`), never
+/// from the day the monitor was armed: a day's allowance expires at its end. A monitor whose usage runs
+/// past midnight keeps what it paid on the earlier day in `earlier` and files the rest under `day`; `ms`
+/// stays the total, so a reader that knows only `day` and `ms` counts the whole of it on `day`, which
+/// never shows more minutes than there are.
 public struct UsageCharge: Equatable, Sendable {
     public var activity: String
     public var armedAt: Int64
+    /// The latest day this charge paid on.
     public var day: CivilDate
+    /// Everything charged, `earlier` included.
     public var ms: Int64
     public var at: Int64
+    /// What was paid on days before `day`, frozen when the usage moved on to a later day.
+    public var earlier: [CivilDate: Int64]
 
-    public init(activity: String, armedAt: Int64, day: CivilDate, ms: Int64, at: Int64) {
+    public init(activity: String, armedAt: Int64, day: CivilDate, ms: Int64, at: Int64, earlier: [CivilDate: Int64] = [:]) {
         self.activity = activity
         self.armedAt = armedAt
         self.day = day
         self.ms = ms
         self.at = at
+        self.earlier = earlier
     }
 
+    /// What the charge pays on `day`.
+    public func ms(on date: CivilDate) -> Int64 {
+        if date == day { return max(0, ms.saturatingSubtracting(earlierMs)) }
+        return date < day ? earlier[date] ?? 0 : 0
+    }
+
+    /// The days the charge pays anything on.
+    public var days: [CivilDate] { ([day] + earlier.keys.filter { $0 < day }).filter { ms(on: $0) > 0 } }
+
+    var earlierMs: Int64 { earlier.filter { $0.key < day }.saturatingSum(\.value) }
+
     var value: Value {
-        .dictionary([
+        var fields: [String: Value] = [
             "activity": .string(activity), "armedAt": .int(armedAt), "day": .string(day.description),
             "ms": .int(ms), "at": .int(at),
-        ])
+        ]
+        if !earlier.isEmpty {
+            fields["earlierDays"] = .dictionary(Dictionary(uniqueKeysWithValues: earlier.map { ($0.key.description, .int($0.value)) }))
+        }
+        return .dictionary(fields)
     }
 
     init?(_ value: Value) {
         guard case .dictionary(let d) = value, let activity = d["activity"]?.stringValue, let armedAt = d.exactInstant("armedAt"),
               let text = d["day"]?.stringValue, let day = CivilDate(parsing: text) else { return nil }
-        self.init(activity: activity, armedAt: armedAt, day: day, ms: d.count("ms"), at: d.instant("at"))
+        var earlier: [CivilDate: Int64] = [:]
+        if case .dictionary(let parts)? = d["earlierDays"] {
+            for (key, _) in parts { if let date = CivilDate(parsing: key), date < day { earlier[date] = parts.count(key) } }
+        }
+        self.init(activity: activity, armedAt: armedAt, day: day, ms: d.count("ms"), at: d.instant("at"), earlier: earlier)
     }
 }

@@ -153,4 +153,28 @@ import Testing
         #expect(a.summary(at: future).allowanceMs == 30 * minute, "one allowance, not two")
         #expect(b.summary(at: future).allowanceMs == 30 * minute)
     }
+
+    @Test func timeIsUpWhenTheMinutesEarnedOnAFastClockAreSpentOnASlowerOne() {
+        // B's clock runs 4 s ahead of A's (well within the 5 minutes the store allows): B earns 5 minutes,
+        // A is handed them and spends them all, by its own clock "before" the earning.
+        let devices = group(2, base: 0)
+        let (a, b) = (devices[0], devices[1])
+        let skew: Int64 = 4_000
+        b.act(at: noon + skew) { $0.earn(5 * minute, reason: "push-ups") }
+        syncAll(devices, at: noon + 1)
+        a.act(at: noon + 1) { $0.request(holdMs: 5 * minute) }
+        settle(devices, at: noon + 2)
+        #expect(a.summary(at: noon + 2).heldHereMs == 5 * minute)
+        #expect(a.act(at: noon + 3) { $0.spend(5 * minute) } == 5 * minute)
+        syncAll(devices, at: noon + 4)
+        for device in devices {
+            let s = device.summary(at: noon + 4)
+            #expect(s.remainingMs == 0)
+            #expect(s.timeUp, "every device sees the minutes spent after they were earned")
+        }
+        // Earning again ends the episode everywhere, whichever clock is behind.
+        a.act(at: noon + 5) { $0.earn(minute, reason: "more") }
+        syncAll(devices, at: noon + 6)
+        for device in devices { #expect(!device.summary(at: noon + 6).timeUp) }
+    }
 }

@@ -105,6 +105,7 @@ extension BalanceBook {
             }
             mine.ms = ms
             mine.at = nowMillis
+            mine.creditsSeen = ledger.creditCount
         }
         freezeDraw(mine.day)
         ledger.setCharge(mine, of: me)

@@ -46,19 +46,33 @@ public struct BalanceSummary: Equatable, Sendable {
         heldHereMs = ledger.heldMs(of: me, today: today)
         extensionSlotsHere = ledger.freeSlots(of: me, today: today)
 
-        // The latest spend against the latest credit (earning or extension), over all devices.
+        // Time is up once the balance reached zero through spending and no credit (earning or extension)
+        // came after the latest spend. "After" is judged by what the spender had seen, not by wall clocks:
+        // devices' clocks may differ by up to the store's 5 minutes, so a spend on a device whose clock is
+        // behind could look older than the earning it spent, and time's up would be missed everywhere.
+        // A spend records how many credits it knew of (`creditsSeen`); if that is every credit there is,
+        // all of them came before it. Records written before that field fall back on their wall clocks.
         var lastSpend: Int64 = 0, lastCredit: Int64 = 0
+        var creditsSeen: Int64?
+        func spent(seen: Int64?) { if let seen { creditsSeen = max(creditsSeen ?? 0, seen) } }
         for (_, byDay) in ledger.days {
             for record in byDay.values {
                 lastSpend = max(lastSpend, record.lastSpendAt)
                 lastCredit = max(lastCredit, record.lastExtendAt)
+                if record.spentMs > 0 { spent(seen: record.creditsSeen) }
             }
         }
-        for (_, byMonitor) in ledger.charges { for charge in byMonitor.values where charge.ms > 0 { lastSpend = max(lastSpend, charge.at) } }
+        for (_, byMonitor) in ledger.charges {
+            for charge in byMonitor.values where charge.ms > 0 {
+                lastSpend = max(lastSpend, charge.at)
+                spent(seen: charge.creditsSeen)
+            }
+        }
         for record in ledger.earned.values { lastCredit = max(lastCredit, record.lastAt) }
+        let noCreditSince = creditsSeen.map { $0 >= ledger.creditCount } ?? (lastSpend >= lastCredit)
         // Time is up when nothing *spendable* is left: minutes stranded with a retired epoch would otherwise
         // keep the notification away for good.
-        timeUp = remainingMs - strandedMs <= 0 && lastSpend > 0 && lastSpend >= lastCredit
+        timeUp = remainingMs - strandedMs <= 0 && lastSpend > 0 && noCreditSince
         lastSpendMillis = lastSpend
     }
 

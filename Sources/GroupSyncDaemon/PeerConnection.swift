@@ -33,6 +33,8 @@ final class PeerConnection: @unchecked Sendable {
     /// Someone (the writer thread, or a session event writing a small frame itself) is writing to the socket.
     private nonisolated(unsafe) var writing = false
     private nonisolated(unsafe) var writerFinished = false
+    /// The reader has stopped reading: what the peer still sends is unread, and the writer may drain it.
+    private nonisolated(unsafe) var readerFinished = false
     private let finished = Condition()
     private nonisolated(unsafe) var isFinished = false
     private let lastStatus: Mutex<SessionStatus>
@@ -63,7 +65,7 @@ final class PeerConnection: @unchecked Sendable {
         spawnThread { [self] in writerLoop() }
         driveSession { session, now in session.start(nowMillis: now, store: store) }
         readerLoop()
-        outbound.locked { closeAfterQueue = true }
+        outbound.locked { closeAfterQueue = true; readerFinished = true }
         outbound.broadcast()
         // Let the writer flush the session's last words (the `error` or `goodbye` that tells the peer why),
         // but not for long: a peer that does not read them is not waited for.
@@ -169,16 +171,22 @@ final class PeerConnection: @unchecked Sendable {
         while true {
             var batch: [[UInt8]] = []
             var shouldClose = false
+            var readerGone = false
             outbound.locked {
                 while (queue.isEmpty || writing) && !(closeAfterQueue && !writing) { outbound.wait() }
                 batch = queue
                 queue.removeAll()
                 queuedBytes = 0
                 shouldClose = closeAfterQueue && batch.isEmpty
+                readerGone = readerFinished
                 writing = !batch.isEmpty
             }
             if shouldClose {
-                transport.close()
+                // With the reader gone, the peer's frames still in flight are unread, and closing over them
+                // would send a reset that can make the peer drop our last frames (the `error` that says why).
+                // Half-close and drain them first. With the reader still running (a graceful stop), it is the
+                // one reading, and the peer answers our goodbye by closing.
+                if readerGone { transport.closeAfterDraining() } else { transport.close() }
                 outbound.locked { writerFinished = true }
                 outbound.broadcast()
                 return

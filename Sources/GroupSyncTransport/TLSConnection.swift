@@ -215,4 +215,12 @@ public final class TLSConnection: Sendable {
         session.sendCloseNotify()
         session.socket.close()
     }
+
+    /// `close`, for a connection nobody reads any more: half-closes, reads and drops what the peer still sends
+    /// (briefly, and at most 64 KiB), then closes. Closing over unread bytes makes the kernel send a reset,
+    /// and a peer whose write then fails may stop before reading the frames we sent last.
+    public func closeAfterDraining() {
+        session.sendCloseNotify()
+        session.socket.closeAfterDraining(for: .milliseconds(200))
+    }
 }

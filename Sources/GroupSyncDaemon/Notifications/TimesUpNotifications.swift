@@ -31,7 +31,7 @@ final class TimesUpNotifications: @unchecked Sendable {
         if postedEpisode != nil {
             // Minutes were earned or an extension granted: the episode is over everywhere.
             _ = service.dismiss(id: Self.timesUpID)
-            try? store.delete(suite: Self.stateSuite, key: "timesUpEpisode")
+            _ = try? store.delete(suite: Self.stateSuite, key: "timesUpEpisode")
         }
         // The passive countdown follows usage: updated in place (same ID) whenever a spend moved the balance.
         if summary.lastSpendMillis > 0, Self.int(store, "countdownSpend") != summary.lastSpendMillis {

@@ -3,8 +3,8 @@ import GroupSyncCore
 import GroupSyncStore
 import Synchronization
 
-/// The daemon's local control socket, `control.sock` in the home (mode 0600 under umask 077, inside a 0700
-/// folder: only the user reaches it). One JSON request line in, one JSON response line out.
+/// The daemon's local control socket, `control.sock` in the home (mode 0700, 0777 less the umask 077, inside a
+/// 0700 folder: only the user reaches it). One JSON request line in, one JSON response line out.
 ///
 /// One thread serves every client with `poll`, the way Redis serves its clients: each turn it reads whatever
 /// all ready clients sent, commits all their writes in one transaction (one fsync), and answers them all.

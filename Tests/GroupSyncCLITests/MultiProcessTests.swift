@@ -73,6 +73,23 @@ import GroupSyncStore
         #expect(try cpuTicks(of: watcher.processIdentifier) - before <= 1)
     }
 
+    /// Suites are told apart by their bytes, as the store does: `watch` on the NFC spelling of a name does not
+    /// report the suite spelled NFD, which `get` and `list` treat as another suite.
+    @Test func watchReportsOnlyTheSuiteWithThoseBytes() throws {
+        let folder = TemporaryFolder()
+        let cli = GroupSyncBinary(home: folder.path + "/home")
+        try cli.run("init")
+        let (watcher, output) = try cli.start(["watch", "caf\u{E9}"])
+        defer { watcher.terminate(); watcher.waitUntilExit() }
+        let lines = LineReader(output.fileHandleForReading)
+        Thread.sleep(forTimeInterval: 0.3)
+        try cli.run("set", "cafe\u{301}", "k", "fromNFD")
+        try cli.run("set", "caf\u{E9}", "k", "fromNFC")
+        let line = try #require(lines.next(timeout: 2))
+        #expect(line.contains("fromNFC"), "\(line)")
+        #expect(lines.next(timeout: 0.5) == nil, "nothing from the other spelling")
+    }
+
     // MARK: helpers
 
     private func runShell(_ script: String, environment: [String: String]) throws -> Int32 {

@@ -52,7 +52,23 @@ import Testing
         #expect(EventOrder.isLarger("b", than: "a"))
     }
 
-    @Test func aGuardOfTheWrongTypeIsIgnoredNotFatal() {
-        #expect(skip(["neverTriggerBefore": .string("tomorrow"), "skipIfAlreadyTriggeredWithinMS": .bool(true)], [threshold.eventsKey: now]) == nil)
+    /// A guard that cannot be read stops its action (the runner reports it invalid) rather than reading as
+    /// absent: `neverTriggerBefore` is the defence against an early `intervalDidEnd`, and a typo must not
+    /// disarm it.
+    @Test func aGuardOfTheWrongTypeIsAProblemNotAnAbsence() {
+        #expect(ActionGuards.problem(in: ["neverTriggerBefore": .string("tomorrow")])?.hasPrefix("neverTriggerBefore") == true)
+        #expect(ActionGuards.problem(in: ["skipIfAlreadyTriggeredWithinMS": .bool(true)]) != nil)
+        #expect(ActionGuards.problem(in: ["skipIfLargerEventRecordedSinceIntervalStarted": .string("yes")]) != nil)
+        #expect(ActionGuards.problem(in: ["neverTriggerBefore": .double(1e300)]) != nil, "beyond any real time")
+        #expect(ActionGuards.problem(in: ["neverTriggerBefore": .double(now), "skipIfLargerEventRecordedSinceIntervalStarted": .bool(false)]) == nil)
+    }
+
+    /// Times from the suite are printed in the reasons: an absurd one (a damaged or hostile `events_` key)
+    /// must not trap converting to whole numbers; it reads as never fired.
+    @Test func anAbsurdFiredTimeDoesNotTrap() {
+        let history = FiredEventHistory(values: [threshold.eventsKey: .double(1e300)])
+        #expect(history.lastFired(threshold) == nil)
+        #expect(ActionGuards(action: ["skipIfAlreadyTriggeredWithinMS": .double(60_000)])
+            .skipReason(for: threshold, now: now, history: history) == nil)
     }
 }

@@ -80,6 +80,23 @@ import Testing
         #expect(NotificationText.fill("{eventName}", end.placeholders) == "eventName", "no event: the placeholder's name")
     }
 
+    /// Each notification of one firing gets its own identifier by default, as the library's UUID does: the
+    /// second used to take the first one's and replace it.
+    @Test func twoNotificationsWithoutIdentifiersInOneFiringAreBothKept() {
+        let note: (String) -> Value = { .dictionary(["type": .string("sendNotification"), "payload": .dictionary(["title": .string($0)])]) }
+        let result = plan([end.actionsKey: .array([note("Focus ended"), note("Stretch")])])
+        #expect(result.notifications.count == 2 && Set(result.notifications).count == 2, "\(result.notifications)")
+        #expect(result.notifications.first == "\(end.actionsKey)@\(Int64(now))", "the first keeps the plain form")
+    }
+
+    @Test func anActionWithAnUnreadableGuardIsReportedInvalidAndNotRun() {
+        let result = plan([end.actionsKey: .array([
+            .dictionary(["type": .string("enableBlockAllMode"), "neverTriggerBefore": .bool(true)]),
+        ])])
+        #expect(result.reports.first?.outcome == .invalid, "\(result.reports)")
+        #expect(result.changes[AppGroupState.isBlockingAll] == nil)
+    }
+
     @Test func stoppingAMonitorClearsItsActionsFirst() {
         let values: [String: Value] = [
             "actions_for_focus_intervalDidEnd": .array([.dictionary(["type": .string("blockSelection"), "familyActivitySelectionId": .string("x")])]),

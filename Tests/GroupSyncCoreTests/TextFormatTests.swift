@@ -21,6 +21,16 @@ import Testing
         #expect(ISO8601.parse(text) == nil)
     }
 
+    /// Formatting is total: a date outside years 0000–9999 (refused by the store, but one written before
+    /// may exist) prints with an expanded year, and an absurd one does not trap.
+    @Test func formattingNeverTraps() {
+        #expect(ISO8601.format(secondsSince1970: 1e20).hasPrefix("+"))
+        #expect(ISO8601.format(secondsSince1970: -62_198_755_200).hasPrefix("-000001-01-01"))
+        #expect(ISO8601.format(secondsSince1970: 253_402_300_800).hasPrefix("+010000-01-01"))
+        #expect(!Value.date(253_402_300_800).isStorable && Value.date(253_402_300_799).isStorable)
+        #expect(!Value.date(-62_167_219_201).isStorable && Value.date(-62_167_219_200).isStorable)
+    }
+
     @Test func roundTripsThroughText() {
         var rng = SeededGenerator(seed: 3)
         for _ in 0..<2000 {

@@ -30,7 +30,9 @@ enum WatchCommand: Command {
                 _ = watcher.wait()
                 for change in try context.store.changes(after: position, limit: .max) {
                     position = change.sequence
-                    guard change.entry.suite == suite else { continue }
+                    // Bytes, as the store compares names: Swift's `==` would also match another suite
+                    // spelled with a different Unicode normalization.
+                    guard change.entry.suite.utf8.elementsEqual(suite.utf8) else { continue }
                     guard Console.out(EntryFormatting.json(change.entry, includeDeletedFlag: true)) else { return }
                 }
             }

@@ -67,6 +67,29 @@ public struct ActionGuards: Equatable, Sendable {
         let seconds = ms / 1000
         if abs(seconds) < 120 { return "\(Int(seconds.rounded())) s" }
         if abs(seconds) < 7200 { return "\(Int((seconds / 60).rounded())) min" }
-        return "\(Int((seconds / 3600).rounded())) h"
+        return "\(Int((seconds / 3600).rounded())) h"  // times are bounded (`Value.epochMillis`), so this fits
+    }
+
+    /// The time guards, by key.
+    static let timeKeys = ["neverTriggerBefore", "skipIfAlreadyTriggeredAfter", "skipIfAlreadyTriggeredBefore",
+                           "skipIfAlreadyTriggeredWithinMS", "skipIfAlreadyTriggeredBetweenFromDate",
+                           "skipIfAlreadyTriggeredBetweenToDate", "skipIfLargerEventRecordedAfter",
+                           "skipIfLargerEventRecordedWithinMS"]
+
+    /// Why the action's guards cannot be read, or `nil`. A guard given with the wrong type used to read as
+    /// absent, so the action ran: `neverTriggerBefore` is the seed's defence against an early
+    /// `intervalDidEnd`, and a typo in it must stop the action, not disarm the defence.
+    public static func problem(in action: [String: Value]) -> String? {
+        for key in timeKeys {
+            guard let value = action[key] else { continue }
+            guard value.epochMillis != nil else {
+                return "\(key) must be epoch milliseconds or a date (within ±31,000 years), not this \(value.typeName)"
+            }
+        }
+        let flag = "skipIfLargerEventRecordedSinceIntervalStarted"
+        if let value = action[flag], case .bool = value {} else if let value = action[flag] {
+            return "\(flag) must be true or false, not this \(value.typeName)"
+        }
+        return nil
     }
 }

@@ -20,6 +20,10 @@ public enum ActionRunner {
                     run.plan.reports.append(ActionReport(index: index + 1, type: "?", outcome: .invalid, detail: "no type"))
                     continue
                 }
+                if let problem = ActionGuards.problem(in: action) {
+                    run.plan.reports.append(ActionReport(index: index + 1, type: type, outcome: .invalid, detail: problem))
+                    continue
+                }
                 if let reason = ActionGuards(action: action).skipReason(for: invocation, now: now, history: history) {
                     run.plan.reports.append(ActionReport(index: index + 1, type: type, outcome: .skipped, detail: reason))
                     continue
@@ -38,6 +42,8 @@ public enum ActionRunner {
 /// One callback's run: the suite as the actions so far left it, and the plan being built.
 private struct Execution {
     var state: [String: Value]
+    /// Notifications of this firing given an identifier by default, so far.
+    var defaultIdentifiers = 0
     var plan: ActionPlan
 
     mutating func change(_ key: String, _ change: SuiteChange) {
@@ -84,7 +90,14 @@ private struct Execution {
                 if case .string(let text)? = payload[field] { request[field] = .string(NotificationText.fill(text, invocation.placeholders)) }
             }
             let identifier: String
-            if case .string(let given)? = payload["identifier"] { identifier = given } else { identifier = "\(triggeredBy)@\(Int64(now))" }
+            if case .string(let given)? = payload["identifier"] {
+                identifier = given
+            } else {
+                // One per request, as the library's UUID is: a second notification of the same firing used
+                // to get the first one's identifier and replace it. The first keeps the plain form.
+                defaultIdentifiers += 1
+                identifier = "\(triggeredBy)@\(Int64(now))" + (defaultIdentifiers == 1 ? "" : "#\(defaultIdentifiers)")
+            }
             guard !identifier.isEmpty, identifier.utf8.count <= 200, !identifier.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
                 return (.invalid, "the notification identifier must be 1 to 200 bytes without control characters")
             }

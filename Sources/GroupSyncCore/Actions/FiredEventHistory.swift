@@ -42,13 +42,17 @@ public enum EventOrder {
 }
 
 extension Value {
-    /// A time as the App Group stores it: epoch ms as a number, or a date.
+    /// A time as the App Group stores it: epoch ms as a number, or a date; nil for anything else, and for
+    /// a time beyond ±10¹⁵ ms (about 31,000 years), which no real time or window is and which would
+    /// overflow the whole numbers the guards print.
     var epochMillis: Double? {
-        switch self {
-        case .double(let d) where d.isFinite: d
+        let ms: Double? = switch self {
+        case .double(let d): d
         case .int(let i): Double(i)
         case .date(let seconds): seconds * 1000
         default: nil
         }
+        guard let ms, ms.isFinite, abs(ms) <= 1e15 else { return nil }
+        return ms
     }
 }

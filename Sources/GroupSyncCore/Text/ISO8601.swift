@@ -4,14 +4,22 @@
 /// `2026-11-29T13:15:00.250Z`). Input: a date (`2026-11-29`, midnight UTC) or a date-time with
 /// optional fractional seconds and a `Z` or `±HH:MM` offset.
 public enum ISO8601 {
+    /// The instants a date may hold: years 0000 through 9999, the years four ISO 8601 digits write and
+    /// `parse` reads back (`Value.isStorable` refuses others).
+    public static let representableSeconds: Range<Double> = -62_167_219_200..<253_402_300_800
+
+    /// Total: a date outside `representableSeconds` (only a store written before it was refused holds one)
+    /// prints with a signed, expanded year instead of trapping, and one beyond ±285,000 years as that bound.
     public static func format(secondsSince1970 seconds: Double) -> String {
-        let totalMillis = Int64((seconds * 1000).rounded())
+        let bounded = seconds.isFinite ? min(max(seconds, -9e12), 9e12) : 0
+        let totalMillis = Int64((bounded * 1000).rounded())
         let millis = Int(((totalMillis % 1000) + 1000) % 1000)
         let totalSeconds = (totalMillis - Int64(millis)) / 1000
         let days = floorDiv(totalSeconds, 86_400)
         let secondOfDay = Int(totalSeconds - days * 86_400)
         let (y, m, d) = civil(fromDays: days)
-        var out = "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2))"
+        let year = (0...9999).contains(y) ? pad(y, 4) : (y < 0 ? "-" : "+") + pad(abs(y), 6)
+        var out = "\(year)-\(pad(m, 2))-\(pad(d, 2))T\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2))"
         if millis != 0 { out += ".\(pad(millis, 3))" }
         return out + "Z"
     }

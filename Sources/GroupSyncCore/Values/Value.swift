@@ -27,11 +27,14 @@ public indirect enum Value: Hashable, Sendable {
         }
     }
 
-    /// Whether every double and date inside is finite: NaN and infinities have no JSON form and NaN
-    /// breaks equality, so the store refuses them at the door.
+    /// Whether every double inside is finite and every date a finite instant of years 0000–9999: NaN and
+    /// infinities have no JSON form and NaN breaks equality, and a date prints with four year digits, so the
+    /// store refuses the others at the door.
     public var isStorable: Bool {
         switch self {
-        case .double(let d), .date(let d): d.isFinite
+        case .double(let d): d.isFinite
+        // A date prints as ISO 8601 with a four-digit year; one outside it could not be written back.
+        case .date(let d): ISO8601.representableSeconds.contains(d)
         case .array(let items): items.allSatisfy(\.isStorable)
         case .dictionary(let dict): dict.values.allSatisfy(\.isStorable)
         default: true

@@ -243,11 +243,17 @@ final class ControlServer: @unchecked Sendable {
     /// Answers `requests` on a worker thread (they may wait for D-Bus or a read), the client unwatched meanwhile.
     private func handOff(_ requests: [ReceivedRequest], after answered: [String], client: Int32) {
         clients[client]!.busy = true
-        spawnThread { [self] in
+        let started = spawnThread { [self] in
             let answers = answered + respond(to: requests)
             let written = LineSocket.writeLine(client, answers.joined(separator: "\n"))
             finished.withLock { $0.fds.append((client, !written)) }
             wake()
+        }
+        if !started {
+            // No thread to be had (a task limit): the client is closed unanswered rather than left waiting.
+            clients[client]!.busy = false
+            clients[client]!.ended = true
+            clients[client]!.requests.removeAll()
         }
     }
 

@@ -117,10 +117,11 @@ public final class Daemon: @unchecked Sendable {
         // Before any thread starts: the watcher reads it to dial devices paired from now on (ThreadSanitizer
         // caught it written after, a race that could also leave a device paired at start-up undialed).
         self.context = context
-        spawnThread { [self] in acceptLoop(listener!) }
-        spawnThread { [self] in watchLoop() }
-        spawnThread { [self] in control!.serve() }
-        notifications.start()
+        // Without these threads there is no daemon: say so and exit rather than run half of one.
+        guard spawnThread({ [self] in acceptLoop(listener!) }), spawnThread({ [self] in watchLoop() }),
+              spawnThread({ [self] in control!.serve() }), notifications.start() else {
+            throw .io("the system will not start the daemon's threads (a process or task limit)")
+        }
         state.locked { for id in paired.keys { startDialer(id, context: context) } }
 
         var received: Int32 = 0
@@ -140,6 +141,8 @@ public final class Daemon: @unchecked Sendable {
     private nonisolated(unsafe) var balanceAgentPeers: Set<DeviceID>?
     /// The pairing version the peer list was last read at (`nil`: never read).
     private nonisolated(unsafe) var loadedPairingVersion: Int64?
+    /// How long the accept loop waits after a failed accept; only that loop's thread touches it.
+    private nonisolated(unsafe) var acceptBackoffMillis = 100
 
     private func shutdown() {
         let live = state.locked { () -> [PeerConnection] in
@@ -161,13 +164,20 @@ public final class Daemon: @unchecked Sendable {
 
     /// Starts a thread `shutdown` waits for (see `connectionThreads`). The count drops only after `body` has
     /// returned, and so after everything it made locally is freed. `stateLocked`: the caller holds `state`.
-    private func spawnConnectionThread(stateLocked: Bool = false, _ body: @escaping @Sendable () -> Void) {
+    /// False when no thread could be started (`spawnThread`); nothing then runs and nothing is counted.
+    @discardableResult
+    private func spawnConnectionThread(stateLocked: Bool = false, _ body: @escaping @Sendable () -> Void) -> Bool {
         if stateLocked { connectionThreads += 1 } else { state.locked { connectionThreads += 1 } }
-        spawnThread { [self] in
+        let started = spawnThread { [self] in
             body()
             state.locked { connectionThreads -= 1 }
             state.broadcast()
         }
+        if !started {
+            if stateLocked { connectionThreads -= 1 } else { state.locked { connectionThreads -= 1 } }
+            throttled.write(key: "no thread", "event=thread-refused reason=\"the system will not start another thread\" action=\"drop the connection\"")
+        }
+        return started
     }
 
     // MARK: Paired devices
@@ -184,7 +194,6 @@ public final class Daemon: @unchecked Sendable {
             loadedPairingVersion = version
         } catch { throw .store(error.description) }
         var removed: [PeerConnection] = []
-        var added: [DeviceID] = []
         state.locked {
             let old = paired
             paired = Dictionary(devices.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
@@ -192,15 +201,16 @@ public final class Daemon: @unchecked Sendable {
                 if let connection = connections.removeValue(forKey: id) { removed.append(connection) }
                 lastKnown[id] = nil
             }
-            for id in paired.keys where old[id] == nil { added.append(id) }
         }
         allowed.replace(with: Set(devices.map(\.id)))
         for connection in removed {
             log.write("event=peer-removed peer=\(connection.peer.short) action=disconnect")
             connection.stop(reason: "this device is no longer paired with you")
         }
+        // Every paired device, not only new ones: `startDialer` skips a device already dialed, and starts one
+        // whose dialer could not be started before.
         if let context {
-            state.locked { for id in added { startDialer(id, context: context) } }
+            state.locked { for id in paired.keys { startDialer(id, context: context) } }
         }
         state.broadcast()
     }
@@ -215,10 +225,14 @@ public final class Daemon: @unchecked Sendable {
             } catch .listenerClosed {
                 return
             } catch {
-                log.write("event=accept-failed error=\"\(error)\"")
-                usleep(100_000)  // e.g. out of file descriptors: do not spin
+                // Out of file descriptors, say: the connection waits in the backlog and the listener stays
+                // readable, so back off (up to 2 s, reset by the next success) and say so once, not ten times a second.
+                throttled.write(key: "accept-failed", "event=accept-failed error=\"\(error)\" action=\"retry, backing off\"")
+                usleep(UInt32(acceptBackoffMillis) * 1000)
+                acceptBackoffMillis = min(acceptBackoffMillis * 2, 2000)
                 continue
             }
+            acceptBackoffMillis = 100
             // Until its handshake ends a connection is a stranger's: bounded in number and in time.
             let host = Admission.host(of: pending.remoteAddress)
             guard admission.admit(host: host) else {
@@ -226,7 +240,7 @@ public final class Daemon: @unchecked Sendable {
                 pending.close()
                 continue
             }
-            spawnConnectionThread { [self] in
+            let started = spawnConnectionThread { [self] in
                 let connection: TLSConnection
                 do {
                     connection = try pending.handshake(timeout: .milliseconds(configuration.handshakeTimeoutMillis))
@@ -238,6 +252,10 @@ public final class Daemon: @unchecked Sendable {
                     return
                 }
                 run(connection, initiator: connection.peerID)
+            }
+            if !started {
+                admission.release(host: host)
+                pending.close()
             }
         }
     }
@@ -293,7 +311,8 @@ public final class Daemon: @unchecked Sendable {
         connection.run()
         state.locked {
             if connections[peer] === connection { connections[peer] = nil }
-            lastKnown[peer] = connection.status
+            // A peer removed meanwhile keeps no status: paired again, it starts afresh.
+            if paired[peer] != nil { lastKnown[peer] = connection.status }
         }
         state.broadcast()
         log.write("event=disconnected peer=\(peer.short)")
@@ -303,8 +322,9 @@ public final class Daemon: @unchecked Sendable {
     /// `state` locked.
     private func startDialer(_ peer: DeviceID, context: TLSContext) {
         guard !dialers.contains(peer) else { return }
+        // Not started (no thread to be had): the dialer is tried again when the peer list is next read.
         dialers.insert(peer)
-        spawnConnectionThread(stateLocked: true) { [self] in
+        let dialing = spawnConnectionThread(stateLocked: true) { [self] in
             var backoff = ReconnectBackoff()
             var lastError = ""
             while true {
@@ -343,13 +363,15 @@ public final class Daemon: @unchecked Sendable {
                 }
                 let delay = backoff.nextDelay(unit: Double.random(in: 0..<1))
                 let until = monotonicMillis() + delay
+                // A new address (`peer add` again) ends the wait: it is dialed at once, not after the backoff.
                 state.locked {
-                    while running, paired[peer] != nil, connections[peer]?.isAlive != true, monotonicMillis() < until {
+                    while running, paired[peer]?.address == target.address, connections[peer]?.isAlive != true, monotonicMillis() < until {
                         state.wait(millis: until - monotonicMillis())
                     }
                 }
             }
         }
+        if !dialing { dialers.remove(peer) }
     }
 
     // MARK: Local changes
@@ -443,14 +465,19 @@ public final class Daemon: @unchecked Sendable {
     // MARK: Status
 
     func statusReport() -> StatusReport {
-        state.locked {
+        // Read before taking the state lock: a session that ended stopped counting what it owes its peer, and
+        // what was written since is pending too.
+        let head = readLock.withLock { _ in try? reader.lastSequence() }
+        return state.locked {
             let peers = paired.values.sorted { ($0.name, $0.id) < ($1.name, $1.id) }.map { device -> StatusReport.Peer in
                 let live = connections[device.id].map(\.status)
                 let known = live ?? lastKnown[device.id]
+                // A live session recounts as changes come: its count stands. An ended one's is counted on.
+                let pending = if let live { live.countedPending } else { head.flatMap { known?.pendingChanges(head: $0) } }
                 return StatusReport.Peer(id: device.id, name: device.name, address: device.address,
                                          connected: live?.isEstablished ?? false,
                                          lastSyncMillis: known?.lastSyncMillis, clockOffsetMillis: known?.clockOffsetMillis,
-                                         pendingChanges: known?.pendingCount)
+                                         pendingChanges: pending)
             }
             return StatusReport(device: certificate.deviceID, name: deviceName, listen: boundAddress.description, running: true, peers: peers)
         }

@@ -62,7 +62,13 @@ final class PeerConnection: @unchecked Sendable {
 
     /// Runs the connection on the calling thread until it ends (the writer gets its own thread).
     func run() {
-        spawnThread { [self] in writerLoop() }
+        guard spawnThread({ [self] in writerLoop() }) else {
+            // No thread for the writer (a task limit): this connection cannot work, the daemon goes on.
+            transport.close()
+            finished.locked { isFinished = true }
+            finished.broadcast()
+            return
+        }
         driveSession { session, now in session.start(nowMillis: now, store: store) }
         readerLoop()
         outbound.locked { closeAfterQueue = true; readerFinished = true }

@@ -6,7 +6,11 @@ import Glibc
 ///
 /// `name` (at most 15 bytes, the kernel's limit) becomes the thread's name in `/proc/<pid>/task/*/comm`, so
 /// `top -H`, `strace -p` and the tests can tell that thread apart from the others.
-func spawnThread(name: String? = nil, _ body: @escaping @Sendable () -> Void) {
+///
+/// Returns false, having run nothing, when the system will not start another thread (a process or cgroup
+/// task limit): a connection from the network must cost that connection, never the daemon.
+@discardableResult
+func spawnThread(name: String? = nil, _ body: @escaping @Sendable () -> Void) -> Bool {
     final class Box: @unchecked Sendable { let body: @Sendable () -> Void; init(_ b: @escaping @Sendable () -> Void) { body = b } }
     let named: @Sendable () -> Void = {
         if let name { nameThisThread(name) }
@@ -19,8 +23,12 @@ func spawnThread(name: String? = nil, _ body: @escaping @Sendable () -> Void) {
         box.body()
         return nil
     }, box)
-    precondition(rc == 0, "cannot start a thread: \(String(cString: strerror(rc)))")
+    guard rc == 0 else {
+        Unmanaged<Box>.fromOpaque(box).release()
+        return false
+    }
     pthread_detach(thread)
+    return true
 }
 
 /// Names the calling thread. Through `/proc/thread-self/comm`, because Swift's Glibc module does not show

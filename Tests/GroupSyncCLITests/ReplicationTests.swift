@@ -38,6 +38,33 @@ import GroupSyncCore
         }
     }
 
+    /// `status` tells how many changes wait for a peer that is away (issue #3): writes made after its session
+    /// ended count, and a peer never reached since the daemon started has no count rather than a false 0.
+    @Test func statusCountsWhatWaitsForAPeerThatIsAway() throws {
+        let folder = TemporaryFolder()
+        let a = try TestDevice("a", in: folder), b = try TestDevice("b", in: folder), never = try TestDevice("never", in: folder)
+        for device in [a, b] { try device.start() }
+        try pairAll([a, b])
+        #expect(try a.cli.run("peer", "add", never.id, "127.0.0.1:1", "--name", "never").status == 0)
+        try a.cli.run("set", "group.test", "k0", "v")
+        #expect(try b.await("k0", equals: "v") != nil)
+        func peer(_ name: String) throws -> [String: Value] {
+            guard case .array(let peers)? = try a.status()["peers"] else { return [:] }
+            for case .dictionary(let p) in peers where p["name"] == .string(name) { return p }
+            return [:]
+        }
+        b.stop()
+        let deadline = Date().addingTimeInterval(10)
+        while try peer("b")["connected"] != .bool(false), Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        for i in 1...5 { try a.cli.run("set", "group.test", "k\(i)", "v") }
+        guard case .int(let pending)? = try peer("b")["pendingChanges"] else {
+            Issue.record("no pending count for b: \(try peer("b"))")
+            return
+        }
+        #expect(pending >= 5, "five writes wait for b")
+        #expect(try peer("never")["pendingChanges"] == nil, "never reached: no count, not 0")
+    }
+
     @Test func writesOnBothSidesOfAPartitionConvergeOnTheLaterOne() throws {
         let folder = TemporaryFolder()
         let devices = try ["a", "b", "c"].map { try TestDevice($0, in: folder) }

@@ -44,7 +44,9 @@ final class NotificationService: @unchecked Sendable {
     /// The worker thread's name in `/proc/<pid>/task/*/comm`.
     static let threadName = "gs-notify"
 
-    func start() {
+    /// False when its thread could not be started.
+    @discardableResult
+    func start() -> Bool {
         spawnThread(name: Self.threadName) { [self] in workerLoop() }
     }
 

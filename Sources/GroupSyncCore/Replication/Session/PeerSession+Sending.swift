@@ -63,6 +63,7 @@ extension PeerSession {
     private mutating func countPending(head: Int64) {
         // Deferred echoes are not pending: the peer has them.
         pendingCount = unacknowledged.reduce(0) { $0 + $1.count } + Int(max(0, head - echo.runEnd(after: sendCursor)))
+        pendingCountedAtHead = head
     }
 
     /// Sends the longest prefix of `changes` that fits in a frame, leaving out echoes and local-only suites,

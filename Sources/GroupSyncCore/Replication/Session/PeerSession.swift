@@ -35,6 +35,9 @@ public struct PeerSession: Sendable {
     /// of our history not sent yet (an upper bound for those, as a rewritten key leaves a gap). 0 means the
     /// peer is current.
     public internal(set) var pendingCount = 0
+    /// Our head when `pendingCount` was last counted; nil until it first was (a session refused before it was
+    /// established never counts, and its 0 means nothing).
+    public internal(set) var pendingCountedAtHead: Int64?
 
     var decoder: FrameDecoder
     var outbox: [SessionOutput] = []
@@ -90,7 +93,8 @@ public struct PeerSession: Sendable {
 
     public var status: SessionStatus {
         SessionStatus(peer: peer, peerName: peerName, phase: phase, negotiatedVersion: negotiatedVersion,
-                      lastSyncMillis: lastSyncMillis, clockOffsetMillis: clockOffsetMillis, pendingCount: pendingCount)
+                      lastSyncMillis: lastSyncMillis, clockOffsetMillis: clockOffsetMillis, pendingCount: pendingCount,
+                      pendingCountedAtHead: pendingCountedAtHead)
     }
 
     public var isClosed: Bool { phase == .closed }

@@ -36,6 +36,19 @@ public struct SessionStatus: Equatable, Sendable {
     public var clockOffsetMillis: Int64?
     /// Our changes the peer has not acknowledged (see `PeerSession.pendingCount`).
     public var pendingCount: Int
+    /// Our head when that was counted; nil if it never was (then `pendingCount` means nothing).
+    public var pendingCountedAtHead: Int64? = nil
+
+    /// `pendingCount` if it was ever counted.
+    public var countedPending: Int? { pendingCountedAtHead == nil ? nil : pendingCount }
+
+    /// What is pending for this peer now that our head is `head`: the count, plus every position written
+    /// since it was taken (an upper bound, as the count is). For a session that has ended, whose count stopped
+    /// when it did. Nil when it was never counted.
+    public func pendingChanges(head: Int64) -> Int? {
+        guard let counted = pendingCountedAtHead else { return nil }
+        return pendingCount + Int(clamping: max(0, head - counted))
+    }
 
     public var isConnected: Bool { phase == .handshaking || phase == .established }
     public var isEstablished: Bool { phase == .established }

@@ -14,7 +14,10 @@ python3 Fuzz/make-corpus.py "$scratch/seeds" >/dev/null
 status=0
 for target in "${targets[@]}"; do
   # One product at a time: the package's own executable has a main, which libFuzzer's would clash with.
-  swift build "${flags[@]}" --product "$target" 2>&1 | grep -E "error|Compiling|Build" || true
+  # Show the build's progress and errors, but stop on its failure: fuzzing a stale binary would pass.
+  build=0
+  swift build "${flags[@]}" --product "$target" 2>&1 | grep -E "error|Compiling|Build" || build=${PIPESTATUS[0]}
+  [ "$build" -eq 0 ] || { echo "building $target failed"; exit 1; }
   bin="$(swift build "${flags[@]}" --show-bin-path)/$target"
   mkdir -p "$scratch/corpus/$target" "$scratch/artifacts"
   echo "fuzzing $target for ${seconds}s"

@@ -101,7 +101,8 @@ final class VirtualLAN {
             return nil
         }
         removeLeftovers()
-        let tag = "\(getpid() % 100_000)\(Int.random(in: 0..<100))"
+        // Two random digits always (`removeLeftovers` drops exactly two to find the PID).
+        let tag = "\(getpid() % 100_000)" + String(format: "%02d", Int.random(in: 0..<100))
         let lan = VirtualLAN(tag: tag, hosts: count)
         do {
             try lan.build()

@@ -27,8 +27,9 @@ struct Options {
 
         Runs the workloads of issue #7 against real `groupsync` daemons over loopback TLS and, in the same run,
         against Redis (primary + replica), Yjs (pycrdt) and raw SQLite; prints one table and writes
-        results.json, results.md and catchup.png to --out (default ROOT/Benchmarks/results, or
-        ROOT/Benchmarks/results/quick with --quick).
+        results.json, results.md and catchup.png to --out (default: ROOT/Benchmarks/results for a full run
+        with the issue's sizes; ROOT/Benchmarks/results/quick with --quick; ROOT/Benchmarks/results/partial for
+        any run with --only, --n, --runs or --perf, so that it never replaces the committed full run).
 
           --quick        small sizes (N = 2,000), two runs, short idle window: about a minute
           --only LIST    only these workloads (1 propagation, 2 bulk catch-up, 3 delta catch-up, 4 local writes,
@@ -54,9 +55,15 @@ struct Options {
         while let argument = rest.popFirst() {
             switch argument {
             case "--quick": options.quick = true
-            case "--only": options.only = Set(try value(argument).split(separator: ",").compactMap { Int($0) })
-            case "--n": explicitN = Int(try value(argument))
-            case "--runs": explicitRuns = Int(try value(argument))
+            case "--only":
+                let list = try value(argument)
+                let workloads = list.split(separator: ",", omittingEmptySubsequences: false).map { Int($0) }
+                guard !workloads.isEmpty, workloads.allSatisfy({ $0.map { (1...6).contains($0) } ?? false }) else {
+                    throw BenchError("--only expects workload numbers from 1 to 6, separated by commas, not '\(list)'")
+                }
+                options.only = Set(workloads.compactMap { $0 })
+            case "--n": explicitN = try count(argument, value(argument))
+            case "--runs": explicitRuns = try count(argument, value(argument))
             case "--root": options.root = try value(argument)
             case "--out": options.out = try value(argument)
             case "--binary": options.binary = try value(argument)
@@ -83,11 +90,21 @@ struct Options {
             if !options.bulkSizes.contains(explicitN) { options.bulkSizes.append(explicitN); options.bulkSizes.sort() }
             if !options.deltaSizes.contains(explicitN) { options.deltaSizes.append(explicitN); options.deltaSizes.sort() }
         }
-        if let explicitRuns { options.runs = max(1, explicitRuns) }
+        if let explicitRuns { options.runs = explicitRuns }
+        options.isPartial = options.only != nil || explicitN != nil || explicitRuns != nil || options.perfFolder != nil
         return options
     }
 
+    /// A whole number of at least 1, or an error naming the flag: a typo must not run the defaults.
+    private static func count(_ flag: String, _ text: String) throws -> Int {
+        guard let number = Int(text), number >= 1 else { throw BenchError("\(flag) expects a whole number of at least 1, not '\(text)'") }
+        return number
+    }
+
+    /// Not the full run of the issue's sizes: written apart from the committed results (`outputFolder`).
+    var isPartial = false
+
     func wants(_ workload: Int) -> Bool { only?.contains(workload) ?? true }
 
-    var outputFolder: String { out ?? (root + "/Benchmarks/results" + (quick ? "/quick" : "")) }
+    var outputFolder: String { out ?? (root + "/Benchmarks/results" + (quick ? "/quick" : isPartial ? "/partial" : "")) }
 }

@@ -11,7 +11,8 @@ enum Output {
         chart(bench, json: jsonPath, png: folder + "/catchup.png")
         // The hand-written analysis of the misses belongs to the committed full run only.
         let analysisPath = bench.options.root + "/Benchmarks/analysis.md"
-        let analysis = bench.options.quick ? nil : try? String(contentsOfFile: analysisPath, encoding: .utf8)
+        let full = !bench.options.quick && !bench.options.isPartial
+        let analysis = full ? try? String(contentsOfFile: analysisPath, encoding: .utf8) : nil
         try bench.results.markdown(analysis: analysis).write(toFile: folder + "/results.md", atomically: true, encoding: .utf8)
         Progress.say("wrote \(folder)/results.json, results.md, catchup.png")
     }

@@ -103,10 +103,10 @@ enum DeltaCatchUp {
         bench.results.add(Row(workload: workload, metric: "time from TCP connect until current, \(label)", unit: "ms",
                               groupsyncRuns: headline.millis, target: nil, how: "As above, the handshake included."))
         if let warmHeadline = warm.first(where: { $0.n == bench.n }) {
-            bench.results.add(Row(workload: workload, metric: "same, warm daemons (a partition healed), \(label)", unit: "ms",
+            bench.results.add(Row(workload: workload, metric: "time after the handshake until current, warm daemons (a partition healed), \(label)", unit: "ms",
                                   groupsyncRuns: warmHeadline.millis.map { $0 - handshakeMedian }, peerName: y == nil ? nil : "Yjs encode + apply", peerRuns: y?.millis ?? [],
                                   target: .atMost(10, "< 10 ms"),
-                                  how: "Both daemons keep running: the proxies cut the connection and refuse new ones while A writes the k keys, then let the daemons' own redial through; time from that first TCP connection until B holds the k entries, minus the handshake median. The row above restarts B's daemon instead, so it includes a newly started process's first transaction."))
+                                  how: "Both daemons keep running: the proxies cut the connection and refuse new ones while A writes the k keys, then let the daemons' own redial through; time from that first TCP connection until B holds the k entries, minus the handshake median. The first \"time after the handshake\" row restarts B's daemon instead, so it includes a newly started process's first transaction."))
         }
         bench.results.add(Row(workload: workload, metric: "mutual TLS 1.3 handshake (Ed25519, loopback)", unit: "ms",
                               groupsyncRuns: handshake, target: nil,

@@ -163,7 +163,7 @@ public final class Store: ReplicaStore {
     public func apply(_ entries: [Entry], physicalMillis now: Int64, savingWatermark watermark: PeerWatermark? = nil) throws(StoreError) -> ApplyResult {
         for entry in entries {
             try Self.validate(suite: entry.suite, key: entry.key)
-            if let value = entry.value, !value.isStorable { throw .invalidEntry("non-finite number in \(entry.suite)/\(entry.key)") }
+            if let value = entry.value, !value.isStorable { throw .invalidEntry("\(entry.suite)/\(entry.key) holds a number that is not finite or a date outside years 0000-9999") }
         }
         // Nothing to merge, nothing to commit: a peer's batch made only of our own echoes arrives empty, and
         // an empty transaction would still cost a commit and a sync.
@@ -331,7 +331,7 @@ public final class Store: ReplicaStore {
     public static func validate(_ write: LocalWrite) throws(StoreError) {
         try validate(suite: write.suite, key: write.key)
         guard let value = write.value else { return }
-        guard value.isStorable else { throw .invalidEntry("numbers and dates must be finite") }
+        guard value.isStorable else { throw .invalidEntry("numbers must be finite and dates within years 0000-9999") }
         let size = ValueCodec.encode(value).count
         guard size <= maxValueBytes else { throw .invalidEntry("value is \(size) bytes; the limit is \(maxValueBytes)") }
     }

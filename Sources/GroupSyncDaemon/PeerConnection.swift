@@ -35,6 +35,8 @@ final class PeerConnection: @unchecked Sendable {
     private nonisolated(unsafe) var writerFinished = false
     /// The reader has stopped reading: what the peer still sends is unread, and the writer may drain it.
     private nonisolated(unsafe) var readerFinished = false
+    /// `stop` ended the session (a goodbye): the reader is still reading, and the peer answers by closing.
+    private nonisolated(unsafe) var stopRequested = false
     private let finished = Condition()
     private nonisolated(unsafe) var isFinished = false
     private let lastStatus: Mutex<SessionStatus>
@@ -125,6 +127,7 @@ final class PeerConnection: @unchecked Sendable {
 
     /// Ends the session politely (goodbye), then the connection.
     func stop(reason: String) {
+        outbound.locked { stopRequested = true }
         driveSession { session, _ in session.shutdown(reason: reason, flushingDeferredEchoes: true) }
         outbound.locked { closeAfterQueue = true }
         outbound.broadcast()
@@ -177,22 +180,30 @@ final class PeerConnection: @unchecked Sendable {
         while true {
             var batch: [[UInt8]] = []
             var shouldClose = false
-            var readerGone = false
+            var stopping = false
             outbound.locked {
                 while (queue.isEmpty || writing) && !(closeAfterQueue && !writing) { outbound.wait() }
                 batch = queue
                 queue.removeAll()
                 queuedBytes = 0
                 shouldClose = closeAfterQueue && batch.isEmpty
-                readerGone = readerFinished
+                stopping = stopRequested
                 writing = !batch.isEmpty
             }
             if shouldClose {
-                // With the reader gone, the peer's frames still in flight are unread, and closing over them
-                // would send a reset that can make the peer drop our last frames (the `error` that says why).
-                // Half-close and drain them first. With the reader still running (a graceful stop), it is the
-                // one reading, and the peer answers our goodbye by closing.
-                if readerGone { transport.closeAfterDraining() } else { transport.close() }
+                // A session that ended on its own (an error, the peer's goodbye): the reader stops reading, and
+                // the peer's frames still in flight would be unread, and closing over them sends a reset that
+                // can make the peer drop our last frames (the `error` that says why). So wait for the reader
+                // to let go (briefly: it may be the one that saw the end, or blocked in a read), then half-close
+                // and drain. A graceful stop closes at once: its reader is still reading, and the peer
+                // answers the goodbye by closing.
+                if stopping {
+                    transport.close()
+                } else {
+                    let deadline = monotonicMillis() + 500
+                    outbound.locked { while !readerFinished, monotonicMillis() < deadline { outbound.wait(millis: 50) } }
+                    transport.closeAfterDraining()
+                }
                 outbound.locked { writerFinished = true }
                 outbound.broadcast()
                 return

@@ -20,6 +20,57 @@ import GroupSyncCore
         #expect(name.map { String(cString: $0) } == "groupsync-batched-log/unix")
     }
 
+    /// A write the disk refuses fails its commit, through the shim's held frames too: on a small tmpfs the
+    /// store fills up, the write that does not fit throws `diskFull`, every acknowledged write is still there,
+    /// the file passes SQLite's check, and once there is room again (in a new connection, as after a restart)
+    /// writes go on. Needs root to mount the tmpfs; skipped otherwise.
+    @Test func aFullDiskFailsTheWriteAndLosesNothingAcknowledged() throws {
+        guard getuid() == 0 else { return print("skipped: mounting a tmpfs needs root") }
+        let folder = TemporaryFolder()
+        let mountPoint = folder.path + "/small"
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        guard Self.sh("mount -t tmpfs -o size=768k tmpfs '\(mountPoint)'") == 0 else { return print("skipped: cannot mount a tmpfs here") }
+        defer { _ = Self.sh("umount '\(mountPoint)'") }
+        let path = mountPoint + "/store.db"
+        // Room held back, to be given back once the disk is full.
+        let filler = mountPoint + "/filler"
+        try Data(count: 256 * 1024).write(to: URL(fileURLWithPath: filler))
+        var acknowledged: [String] = []
+        var refusal: StoreError?
+        do {
+            let store = try Store(path: path, device: Self.me)
+            let value = Value.string(String(repeating: "x", count: 3000))
+            for index in 0..<2000 {
+                do {
+                    try store.set(value, suite: "fill", key: "k\(index)")
+                    acknowledged.append("k\(index)")
+                } catch {
+                    refusal = error
+                    break
+                }
+            }
+        }
+        #expect(refusal == .diskFull(path: path), "\(String(describing: refusal)) after \(acknowledged.count) writes")
+        // Room again, and a new connection, as after a restart.
+        try FileManager.default.removeItem(atPath: filler)
+        let reopened = try Store(path: path, device: Self.me)
+        #expect(try reopened.integrityCheck() == ["ok"])
+        let stored = Set(try reopened.liveEntries(suite: "fill").map(\.key))
+        #expect(acknowledged.allSatisfy(stored.contains), "acknowledged writes lost: \(acknowledged.filter { !stored.contains($0) }.prefix(5))")
+        #expect(throws: Never.self) { try reopened.set(.int(1), suite: "fill", key: "after") }
+    }
+
+    private static func sh(_ command: String) -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", command]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return -1 }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
     /// Transactions far larger than what the shim holds (96 KiB) are written in several pieces; small ones
     /// in one. Both kinds, interleaved, must be readable by another connection at once and rebuild from the log.
     @Test func theLogItWritesIsTheLogSQLiteWrites() throws {

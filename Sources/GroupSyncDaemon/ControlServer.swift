@@ -357,8 +357,8 @@ final class ControlServer: @unchecked Sendable {
             switch command {
             case "status": answers.append(daemon.statusReport().json)
             case "get": answers.append(daemon.read(request))
-            case "notify-post", "notify-dismiss", "notify-shield": answers.append(NotificationRequests.handle(command, request, daemon.notifications))
-            default: answers.append(ControlResponse.error("unknown command '\(command)' (status, get, set, delete, notify-post, notify-dismiss, notify-shield)"))
+            case "notify-post", "notify-dismiss", "notify-shield", "notify-actions": answers.append(NotificationRequests.handle(command, request, daemon.notifications))
+            default: answers.append(ControlResponse.error("unknown command '\(command)' (status, get, set, delete, notify-post, notify-dismiss, notify-shield, notify-actions)"))
             }
         }
         flushWrites()

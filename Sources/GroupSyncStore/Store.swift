@@ -265,6 +265,24 @@ public final class Store: ReplicaStore {
         return entries
     }
 
+    /// Live entries of every suite whose key starts with `prefix` (which must end in an ASCII character below
+    /// 0x7F), sorted by suite and key. The table is keyed by suite first, so this reads every row: meant for a
+    /// rare look across all suites, such as the daemon's start-up search for notification requests.
+    public func liveEntries(keyPrefix prefix: String) throws(StoreError) -> [Entry] {
+        guard let last = prefix.utf8.last, last < 0x7F else { return [] }
+        // [prefix, prefix with its last byte raised by one): the keys that start with it, compared as bytes.
+        let end = String(decoding: prefix.utf8.dropLast() + [last + 1], as: UTF8.self)
+        let statement = try cached("SELECT value, hlc_wall, hlc_logical, origin, suite, key FROM entries WHERE key >= ?1 AND key < ?2 AND value IS NOT NULL ORDER BY suite, key")
+        defer { statement.reset() }
+        statement.bind(1, prefix)
+        statement.bind(2, end)
+        var entries: [Entry] = []
+        while try statement.step() {
+            entries.append(try readEntry(statement, suite: statement.string(4), key: statement.string(5), firstColumn: 0))
+        }
+        return entries
+    }
+
     /// When set, `changes` leaves out a row it cannot decode (a damaged value or origin), reports it here, and
     /// goes on: a replication session then sends everything else instead of ending on that row for ever.
     /// Unset (the CLI's `list` and `watch`), such a row is an error naming the file and the key.

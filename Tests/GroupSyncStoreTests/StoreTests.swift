@@ -233,4 +233,17 @@ import GroupSyncCore
         let after = try Data(contentsOf: URL(fileURLWithPath: path))
         #expect(after.prefix(10) == Data("this is no".utf8))
     }
+
+    /// The daemon's start-up look for notification requests: every suite, only keys with the prefix, only live ones.
+    @Test func entriesByKeyPrefixSpanSuitesAndMatchThePrefixOnly() throws {
+        let folder = TemporaryFolder()
+        let store = try Store(path: folder.path + "/store.db", device: Self.me)
+        for (suite, key) in [("group.a", "groupsync.notification.x"), ("group.b", "groupsync.notification.y"), ("group.b", "groupsync.notification.z"),
+                             ("group.a", "groupsync.notification"), ("group.a", "groupsync.notification/x"), ("group.a", "groupsync.notifications.removeAllDeliveredAt")] {
+            _ = try store.set(.string("v"), suite: suite, key: key)
+        }
+        _ = try store.delete(suite: "group.b", key: "groupsync.notification.z")
+        let found = try store.liveEntries(keyPrefix: "groupsync.notification.").map { "\($0.suite) \($0.key)" }
+        #expect(found == ["group.a groupsync.notification.x", "group.b groupsync.notification.y"])
+    }
 }

@@ -25,10 +25,18 @@ enum FireCommand: Command {
                                                            request ({activityName} etc. filled in)
           removePendingNotificationRequests,
           removeAllPendingNotificationRequests             delete those requests
-          removeAllDeliveredNotifications                  groupsync.notifications.removeAllDeliveredAt
+          removeAllDeliveredNotifications                  this device's delivered (or pending) requests
+                                                           become "removing"; also sets
+                                                           groupsync.notifications.removeAllDeliveredAt
           startMonitoring, stopMonitoring                  groupsync.monitor.{activity}; stopping first
                                                            deletes the monitor's actions_for_… lists
         Any other type is reported as unsupported and not run.
+
+        The daemon shows each pending request and dismisses each removing one, then records the outcome
+        in the request's status (shown, waiting, suppressed, failed: …; removed). fire hands them to a
+        running daemon at once. With no daemon they stay pending or removing, and the daemon acts on them
+        when it starts: a request then more than an hour old is not shown but marked expired. A request
+        is shown by the device that fired it, once: a restart does not show it again.
 
           --suite SUITE       the App Group suite holding the actions and events
           --activity A        the monitor's activity name (no '_')
@@ -38,7 +46,8 @@ enum FireCommand: Command {
           --event E           the event, for eventDidReachThreshold and eventWillReachThresholdWarning
           --at MS             when the callback fired (epoch ms; default now)
           --json              one object: suite, activity, callback, event (if any), actionsKey, eventsKey, firedAt,
-                              actions [{index, type, outcome, detail}], notifications
+                              actions [{index, type, outcome, detail}], notifications, delivery
+                              {identifier: status}, removal {identifier: status}
         \(homeHelp)
         """
     static let flags = FlagSpec.with(valued: ["--suite", "--activity", "--callback", "--event", "--at"], switches: ["--json"])
@@ -67,11 +76,14 @@ enum FireCommand: Command {
             plan = try context.store.update(suite: suite) { entries throws(StoreError) -> (changes: [String: SuiteChange], result: ActionPlan) in
                 var values: [String: Value] = [:]
                 for entry in entries { if let value = entry.value { values[entry.key] = value } }
-                let plan = ActionRunner.plan(call, suite: values, now: at)
+                let plan = ActionRunner.plan(call, suite: values, now: at, device: context.store.device.description)
                 return (plan.changes, plan)
             }
         } catch { throw error.asCLIError }
-        let delivered = ActionNotificationDelivery.deliver(plan.notifications, suite: suite, context: context)
+        let handedOver = ActionNotificationDelivery.deliver(plan.notifications + plan.removals.filter { !plan.notifications.contains($0) },
+                                                            suite: suite, context: context)
+        let delivered = handedOver.filter { plan.notifications.contains($0.key) }
+        let removed = handedOver.filter { plan.removals.contains($0.key) }
 
         if arguments.has("--json") {
             var o = JSONObject()
@@ -88,6 +100,7 @@ enum FireCommand: Command {
             }))
             o.add("notifications", .array(plan.notifications.map(Value.string)))
             o.add("delivery", .dictionary(delivered.mapValues(Value.string)))
+            o.add("removal", .dictionary(removed.mapValues(Value.string)))
             Console.out(o.text)
             return
         }
@@ -98,7 +111,10 @@ enum FireCommand: Command {
         } else {
             for r in plan.reports { Console.out("\(r.index) \(r.type): \(r.outcome.rawValue): \(r.detail)") }
             for (identifier, status) in delivered.sorted(by: { $0.key < $1.key }) {
-                Console.out("notification \(identifier): \(status == "pending" ? "pending (no daemon running to show it)" : status)")
+                Console.out("notification \(identifier): \(status == ActionNotificationRequest.pending ? "pending (no daemon running; it shows it when it starts)" : status)")
+            }
+            for (identifier, status) in removed.sorted(by: { $0.key < $1.key }) where !plan.notifications.contains(identifier) {
+                Console.out("notification \(identifier): \(status == ActionNotificationRequest.removing ? "removing (no daemon running; it dismisses it when it starts)" : status)")
             }
             Console.out("recorded \(call.eventsKey)")
         }

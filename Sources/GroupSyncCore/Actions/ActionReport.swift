@@ -25,7 +25,7 @@ public struct ActionReport: Equatable, Sendable {
 }
 
 /// Everything one callback does: the reports, the suite changes to make, and the notifications it
-/// asked for (recorded as pending requests until the notifier exists).
+/// asked for or asked to take down (recorded in their requests for the daemon to act on).
 public struct ActionPlan: Equatable, Sendable {
     public var invocation: CallbackInvocation
     public var firedAt: Double
@@ -36,4 +36,6 @@ public struct ActionPlan: Equatable, Sendable {
     public var changes: [String: SuiteChange] = [:]
     /// Identifiers of the notifications requested, in order.
     public var notifications: [String] = []
+    /// Identifiers of the delivered notifications `removeAllDeliveredNotifications` marked for dismissal.
+    public var removals: [String] = []
 }

@@ -4,8 +4,11 @@
 /// does without restarting anything. Actions run in order, each seeing the effects of those before
 /// it; the callback's `events_…` key is recorded after them, as the monitor extension does.
 public enum ActionRunner {
-    public static func plan(_ invocation: CallbackInvocation, suite values: [String: Value], now: Double) -> ActionPlan {
-        var run = Execution(state: values, plan: ActionPlan(invocation: invocation, firedAt: now, actionCount: 0))
+    /// `device`: the ID of the device the callback fired on, kept in each notification request it makes so
+    /// that only this device's daemon shows it and only this device's `removeAllDeliveredNotifications`
+    /// takes it down (the suite, and so the request, replicates to the user's other devices).
+    public static func plan(_ invocation: CallbackInvocation, suite values: [String: Value], now: Double, device: String? = nil) -> ActionPlan {
+        var run = Execution(state: values, device: device, plan: ActionPlan(invocation: invocation, firedAt: now, actionCount: 0))
         let history = FiredEventHistory(values: values)
         switch values[invocation.actionsKey] {
         case nil: break
@@ -42,6 +45,7 @@ public enum ActionRunner {
 /// One callback's run: the suite as the actions so far left it, and the plan being built.
 private struct Execution {
     var state: [String: Value]
+    let device: String?
     /// Notifications of this firing given an identifier by default, so far.
     var defaultIdentifiers = 0
     var plan: ActionPlan
@@ -104,13 +108,28 @@ private struct Execution {
             request["identifier"] = .string(identifier)
             request["requestedAt"] = .double(now)
             request["triggeredBy"] = .string(triggeredBy)
-            request["status"] = .string("pending")
+            request["status"] = .string(ActionNotificationRequest.pending)
+            if let device { request["device"] = .string(device) }
             change(AppGroupState.notificationKey(identifier), .set(.dictionary(request)))
             plan.notifications.append(identifier)
             return (.done, "notification '\(identifier)' requested (pending until the notifier delivers it)")
         case "removeAllDeliveredNotifications":
+            // The timestamp is kept for apps that read it; what takes the notifications down is each delivered
+            // request of this device marked `removing`, which the daemon dismisses (now, or when it next starts)
+            // and marks `removed`. A pending one is taken too: it is only pending because no daemon ran, and
+            // showing it later would show what the app has already taken down.
             change(AppGroupState.removeAllDeliveredAt, .set(.double(now)))
-            return (.done, "delivered notifications to be removed")
+            var removing: [String] = []
+            for key in state.keys.filter({ $0.hasPrefix(AppGroupState.notificationPrefix) }).sorted() {
+                guard case .dictionary(var request)? = state[key],
+                      let status = ActionNotificationRequest.status(of: request), ActionNotificationRequest.delivered.contains(status) else { continue }
+                if let owner = ActionNotificationRequest.device(of: request), let device, owner != device { continue }
+                request["status"] = .string(ActionNotificationRequest.removing)
+                change(key, .set(.dictionary(request)))
+                removing.append(String(key.dropFirst(AppGroupState.notificationPrefix.count)))
+            }
+            plan.removals.append(contentsOf: removing.filter { !plan.removals.contains($0) })
+            return (.done, "\(removing.count) delivered notification\(removing.count == 1 ? "" : "s") to be dismissed")
         case "removePendingNotificationRequests":
             guard case .array(let items)? = action["identifiers"] else { return (.invalid, "no identifiers") }
             let identifiers = items.compactMap { if case .string(let s) = $0 { s } else { nil } }

@@ -4,7 +4,9 @@ import GroupSyncCore
 ///
 /// `notify-post`: `id`, `title`, and optionally `body`, `level`, `minInterval`, `scope`, `ttl` (seconds), plus
 /// `placeholders` (an object of `activityName`, `callbackName`, `eventName`, `applicationOrDomainDisplayName`).
-/// `notify-dismiss`: `id`. `notify-shield`: `suite`, `configKey`, `app`.
+/// `notify-dismiss`: `id`. `notify-shield`: `suite`, `configKey`, `app`. `notify-actions`: `suite`, whose
+/// `sendNotification` requests and removals (left by `fire`) are acted on; answered with `requests`, each of
+/// this device's request identifiers with its status afterwards.
 enum NotificationRequests {
     static func handle(_ command: String, _ request: [String: Value], _ service: NotificationService) -> String {
         do {
@@ -12,6 +14,9 @@ enum NotificationRequests {
             case "notify-post":
                 let post = try parsePost(request)
                 return service.onWorker { $0.post(post) }
+            case "notify-actions":
+                let suite = try string(request, "suite")
+                return service.onWorker { $0.settleActionRequests(suite: suite) }
             case "notify-dismiss":
                 let id = try string(request, "id")
                 try NotificationRequest.validate(id: id)

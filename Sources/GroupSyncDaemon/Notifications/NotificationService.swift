@@ -3,7 +3,8 @@ import GroupSyncNotify
 import GroupSyncStore
 
 /// The daemon's notifications: posts and dismissals from the control socket, records replicated from peers,
-/// the shield-shown signal, and the balance's "time's up". Everything that touches libnotify runs on one
+/// the shield-shown signal, the balance's "time's up", and the requests and removals `fire`'s actions leave in
+/// an app's suite (`ActionNotificationRequest`). Everything that touches libnotify runs on one
 /// worker thread: libnotify and GLib are not thread-safe, and a hung notification server must never stall
 /// replication.
 ///
@@ -150,10 +151,27 @@ final class NotificationService: @unchecked Sendable {
         }
     }
 
+    /// The `sendNotification` requests and removals action runs left in `suite` (`fire` hands them over as soon
+    /// as it has run), acted on now; answers each of this device's requests with its status afterwards.
+    func settleActionRequests(suite: String) -> String {
+        do {
+            let entries = try store.liveEntries(suite: suite).filter { $0.key.hasPrefix(AppGroupState.notificationPrefix) }
+            var object = JSONObject()
+            object.add("ok", true)
+            object.add("requests", .dictionary(Dictionary(uniqueKeysWithValues: entries.compactMap { entry in
+                settle(entry).map { (String(entry.key.dropFirst(AppGroupState.notificationPrefix.count)), Value.string($0)) }
+            })))
+            return object.text
+        } catch {
+            return ControlResponse.error("\(error)")
+        }
+    }
+
     // MARK: Worker
 
     private func workerLoop() {
         presentAll()
+        settleAllActionRequests()
         cursor = (try? store.lastSequence()) ?? 0
         while true {
             var work: [@Sendable () -> Void] = []
@@ -205,6 +223,86 @@ final class NotificationService: @unchecked Sendable {
         }
         for id in ids.sorted() { _ = present(id) }
         timesUp.check(service: self, store: store, nowMillis: clock())
+    }
+
+    /// Requests written while no daemon ran (a callback at boot, before `serve`) are still `pending`: nothing
+    /// else would ever show them. Looked for once, at start-up, across all suites; while the daemon runs, `fire`
+    /// hands its requests over itself (`notify-actions`), and since that runs on this thread after this look, a
+    /// request is found by one or the other, never lost between them and never posted by both.
+    private func settleAllActionRequests() {
+        do {
+            for entry in try store.liveEntries(keyPrefix: AppGroupState.notificationPrefix) { _ = settle(entry) }
+        } catch {
+            log.write("event=action-notifications-unreadable error=\(quoted("\(error)"))")
+        }
+    }
+
+    /// Acts on one request as `ActionNotificationRequest.step` says and records the outcome in its `status`;
+    /// returns the status it is left with, or `nil` for another device's request or one that is not a request.
+    /// The status is written only over the very request acted on: if `fire` rewrote it meanwhile (a new request
+    /// under the same identifier, or a removal), the new one is acted on in turn instead of being overwritten.
+    private func settle(_ found: Entry) -> String? {
+        var entry = found
+        for _ in 0..<4 {
+            guard case .dictionary(let request)? = entry.value else { return nil }
+            let identifier = String(entry.key.dropFirst(AppGroupState.notificationPrefix.count))
+            let owner = ActionNotificationRequest.device(of: request)
+            let own = owner.map { $0 == store.device.description } ?? (entry.version.origin == store.device)
+            guard own else { return nil }
+            let status: String
+            switch ActionNotificationRequest.step(identifier: identifier, request: request, own: own, nowMillis: clock()) {
+            case .leave:
+                return ActionNotificationRequest.status(of: request)
+            case .settle(let settled):
+                status = settled
+            case .post(let post):
+                status = Self.status(posted: self.post(post))
+            case .dismiss:
+                status = Self.status(dismissed: dismiss(id: identifier))
+            }
+            var updated = request
+            updated["status"] = .string(status)
+            do {
+                let (written, current) = try store.update(suite: entry.suite) { entries throws(StoreError) -> (changes: [String: SuiteChange], result: (Bool, Entry?)) in
+                    let now = entries.first { $0.key == entry.key }
+                    guard now?.value == entry.value else { return ([:], (false, now)) }
+                    return ([entry.key: .set(.dictionary(updated))], (true, now))
+                }
+                if written {
+                    log.write("event=action-notification suite=\(quoted(entry.suite)) id=\(quoted(identifier)) status=\(quoted(status))")
+                    return status
+                }
+                guard let current else { return nil }  // the app deleted the request meanwhile
+                entry = current
+            } catch {
+                log.write("event=action-notification-unsaved suite=\(quoted(entry.suite)) id=\(quoted(identifier)) error=\(quoted("\(error)"))")
+                return ActionNotificationRequest.status(of: request)
+            }
+        }
+        return nil
+    }
+
+    /// A posted request's status: the answer's `result`, as `fire` always reported it (shown, waiting,
+    /// suppressed, unchanged), or `failed: ` and why.
+    private static func status(posted answer: String) -> String {
+        guard case .dictionary(let object)? = try? JSONParser.parse(answer) else { return "failed" }
+        let reason = object["reason"].flatMap { if case .string(let text) = $0 { text } else { nil } }
+        switch object["result"] {
+        case .string("failed")?: return "failed: " + (reason ?? "the notifier failed")
+        case .string(let result)?: return result
+        default:
+            if case .string(let error)? = object["error"] { return "failed: " + error }
+            return "failed"
+        }
+    }
+
+    /// A dismissed request's status: `removed` whether it was closed, was not on any screen here (no server,
+    /// or never posted because it was still pending), or `failed: ` and why when the state could not be kept.
+    private static func status(dismissed answer: String) -> String {
+        guard case .dictionary(let object)? = try? JSONParser.parse(answer) else { return "failed" }
+        if object["ok"] == .bool(true) || object["notFound"] == .bool(true) { return ActionNotificationRequest.removed }
+        if case .string(let error)? = object["error"] { return "failed: " + error }
+        return "failed"
     }
 
     private func scanChanges() {

@@ -1,0 +1,86 @@
+/// A `sendNotification` request as an action run leaves it in the app's suite (`groupsync.notification.<id>`),
+/// and what the daemon does with it next. Pure: the daemon reads the request, asks `step`, does the I/O, and
+/// records the outcome in the request's `status`.
+///
+/// The request is state, not a message: the daemon acts on it whenever it gets to it (at start-up for requests
+/// written while it was down, or when `fire` hands it over), and the status it records is what keeps a
+/// request from being shown twice — only `pending` is ever posted, only `removing` is ever dismissed.
+public enum ActionNotificationRequest {
+    /// Written by the action runner; nothing has shown it yet.
+    public static let pending = "pending"
+    /// Written by `removeAllDeliveredNotifications` over a delivered (or still pending) request of this device.
+    public static let removing = "removing"
+    /// The daemon dismissed it (or it had never been shown); final.
+    public static let removed = "removed"
+    /// Still pending past its time to live when a daemon got to it: too stale to show; final.
+    public static let expired = "expired"
+    /// The statuses of a request that is, or is about to be, on screen: what `removeAllDeliveredNotifications`
+    /// takes down. `waiting` is held by the daemon for a notification server; `unchanged` was already shown.
+    public static let delivered: Set<String> = [pending, "shown", "waiting", "unchanged"]
+
+    /// What the daemon does with one request.
+    public enum Step: Equatable, Sendable {
+        /// Post it through the notifier exactly as `notify post` would, then record the result as the status.
+        case post(NotificationRequest)
+        /// Dismiss the notification of this identifier, then record `removed`.
+        case dismiss
+        /// Record this status without showing anything.
+        case settle(String)
+        /// Nothing to do: already delivered, removed, or another device's request.
+        case leave
+    }
+
+    /// The request's device, which only that device's daemon shows (a request replicates with its suite, and
+    /// the callback fired on the device that wrote it). `nil` for a request written before the field existed.
+    public static func device(of request: [String: Value]) -> String? {
+        if case .string(let device)? = request["device"] { return device }
+        return nil
+    }
+
+    public static func status(of request: [String: Value]) -> String? {
+        if case .string(let status)? = request["status"] { return status }
+        return nil
+    }
+
+    /// `own`: the request belongs to the deciding device. A pending request older than the default time to live
+    /// is not shown any more (a laptop started the next morning must not pop yesterday's callback); a younger one
+    /// is posted with what is left of it, so it stops waiting for a server when a fresh post would have.
+    public static func step(identifier: String, request: [String: Value], own: Bool, nowMillis: Int64) -> Step {
+        guard own else { return .leave }
+        switch status(of: request) {
+        case pending?:
+            let ageSeconds: Double
+            switch request["requestedAt"] {
+            case .double(let at)?: ageSeconds = max(0, (Double(nowMillis) - at) / 1000)
+            case .int(let at)?: ageSeconds = max(0, Double(nowMillis - at) / 1000)
+            default: ageSeconds = 0
+            }
+            let ttl = NotificationRequest.defaultTTLSeconds - ageSeconds
+            guard ttl > 0 else { return .settle(expired) }
+            do { return .post(try post(identifier: identifier, request: request, ttlSeconds: ttl)) } catch {
+                return .settle("failed: \(error)")
+            }
+        case removing?:
+            return .dismiss
+        default:
+            return .leave
+        }
+    }
+
+    /// The post for a request: the seed payload's title (the identifier when it has none), subtitle and body as
+    /// the body, `interruptionLevel` as the level. Never debounced: the app debounces its own notifications,
+    /// and a repeat of a fixed identifier replaces the earlier one in place.
+    public static func post(identifier: String, request: [String: Value], ttlSeconds: Double = NotificationRequest.defaultTTLSeconds)
+        throws(NotificationError) -> NotificationRequest {
+        let body = [text(request["subtitle"]), text(request["body"])].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: "\n")
+        let level = try text(request["interruptionLevel"]).map { text throws(NotificationError) in try NotificationLevel(parsing: text) } ?? .default
+        let title = text(request["title"]) ?? identifier
+        return try NotificationRequest(id: identifier, content: NotificationContent(title: title, body: body, level: level),
+                                       minIntervalSeconds: 0, scope: .local, ttlSeconds: ttlSeconds)
+    }
+
+    private static func text(_ value: Value?) -> String? {
+        if case .string(let text)? = value { return text }
+        return nil
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+import GroupSyncCore
+
+/// `fire`'s notification actions through a real daemon on a private session bus with the recording server:
+/// a request made while no daemon ran is shown when one starts, once; `removeAllDeliveredNotifications` takes
+/// down what the app's actions showed, whether a daemon runs at the time or only starts later.
+@Suite(.serialized, .enabled(if: TestSessionBus.available, "needs dbus-daemon (apt: dbus) and /usr/bin/python3 with python3-dbus and python3-gi"))
+struct ActionNotificationDaemonTests {
+    let suite = "group.honorfit"
+
+    private func request(_ device: TestDevice, _ identifier: String) throws -> [String: Value] {
+        let text = try device.cli.run("get", suite, "groupsync.notification." + identifier).stdout
+        guard case .dictionary(let fields) = try JSONParser.parse(text.trimmingCharacters(in: .whitespacesAndNewlines)) else { return [:] }
+        return fields
+    }
+
+    /// The request's status once it is `expected`, or the last one seen after `timeout`.
+    private func status(_ device: TestDevice, _ identifier: String, becomes expected: String, timeout: TimeInterval = 5) throws -> Value? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            let status = try request(device, identifier)["status"]
+            if status == .string(expected) || Date() > deadline { return status }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+    }
+
+    /// A callback at boot, before `serve`: the request stays pending, and the daemon shows it when it starts.
+    @Test func aNotificationFiredWithNoDaemonIsShownWhenOneStartsAndOnlyOnce() throws {
+        let folder = TemporaryFolder()
+        let bus = try TestSessionBus(log: folder.path + "/calls.jsonl")
+        try bus.startServer()
+        let a = try TestDevice("a", in: folder)
+        try a.cli.run("set", suite, "actions_for_focus_intervalDidStart", "--json",
+                      #"[{"type":"sendNotification","payload":{"identifier":"focus-start","title":"{activityName} started","body":"Stay on task"}}]"#)
+        let fired = try a.cli.run("fire", "--suite", suite, "--activity", "focus", "--callback", "intervalDidStart")
+        #expect(fired.status == 0 && fired.stdout.contains("notification focus-start: pending"), "\(fired.stdout)\(fired.stderr)")
+        #expect(try request(a, "focus-start")["status"] == .string("pending"))
+
+        try a.start(environment: bus.environment)
+        let notifies = bus.calls("Notify")
+        #expect(notifies.count == 1 && notifies.first?["summary"] == .string("focus started"), "\(notifies)\n\(a.log)")
+        #expect(notifies.first?["body"] == .string("Stay on task"))
+        #expect(try status(a, "focus-start", becomes: "shown") == .string("shown"), "\(a.log)")
+
+        // A restart finds the request already shown: it is not shown again.
+        a.stop()
+        try a.start(environment: bus.environment)
+        Thread.sleep(forTimeInterval: 1)
+        #expect(bus.calls("Notify", timeout: 0).count == 1, "\(bus.calls("Notify", timeout: 0))")
+        #expect(try request(a, "focus-start")["status"] == .string("shown"))
+    }
+
+    @Test func removeAllDeliveredNotificationsDismissesWhatTheActionsShowed() throws {
+        let folder = TemporaryFolder()
+        let bus = try TestSessionBus(log: folder.path + "/calls.jsonl")
+        try bus.startServer()
+        let a = try TestDevice("a", in: folder)
+        try a.start(environment: bus.environment)
+        try a.cli.run("set", suite, "actions_for_focus_intervalDidStart", "--json",
+                      #"[{"type":"sendNotification","payload":{"identifier":"focus-start","title":"Focus started"}}]"#)
+        try a.cli.run("set", suite, "actions_for_focus_intervalDidEnd", "--json", #"[{"type":"removeAllDeliveredNotifications"}]"#)
+        let shown = try a.cli.run("fire", "--suite", suite, "--activity", "focus", "--callback", "intervalDidStart")
+        #expect(shown.stdout.contains("notification focus-start: shown"), "\(shown.stdout)\(shown.stderr)")
+        let number = bus.calls("Notify").first?["returned"]
+        #expect(number != nil)
+
+        // While the daemon runs: dismissed at once.
+        let ended = try a.cli.run("fire", "--suite", suite, "--activity", "focus", "--callback", "intervalDidEnd")
+        #expect(ended.status == 0 && ended.stdout.contains("notification focus-start: removed"), "\(ended.stdout)\(ended.stderr)")
+        #expect(bus.calls("CloseNotification").first?["id"] == number, "\(a.log)")
+        #expect(try request(a, "focus-start")["status"] == .string("removed"))
+
+        // Shown again, then the daemon stops before the interval ends: the removal waits for the next daemon,
+        // which closes the notification still on the screen.
+        try a.cli.run("fire", "--suite", suite, "--activity", "focus", "--callback", "intervalDidStart", "--at", "\(Int64(Date().timeIntervalSince1970 * 1000) + 1)")
+        let second = bus.calls("Notify", atLeast: 2)
+        #expect(second.count == 2)
+        a.stop()
+        let offline = try a.cli.run("fire", "--suite", suite, "--activity", "focus", "--callback", "intervalDidEnd")
+        #expect(offline.stdout.contains("notification focus-start: removing"), "\(offline.stdout)\(offline.stderr)")
+        try a.start(environment: bus.environment)
+        #expect(bus.calls("CloseNotification", atLeast: 2).count == 2, "\(a.log)")
+        #expect(try status(a, "focus-start", becomes: "removed") == .string("removed"))
+        #expect(bus.calls("Notify", timeout: 0).count == 2, "nothing shown again")
+    }
+}

@@ -1,0 +1,84 @@
+import Testing
+@testable import GroupSyncCore
+
+/// What the daemon does with a `sendNotification` request an action run left, and which requests
+/// `removeAllDeliveredNotifications` marks: pure decisions, with the time given.
+@Suite struct ActionNotificationRequestTests {
+    let now: Int64 = 1_790_000_600_000
+
+    func request(_ status: String, requestedAt: Double? = nil, _ extra: [String: Value] = [:]) -> [String: Value] {
+        var fields: [String: Value] = ["identifier": .string("n"), "title": .string("Hi"), "status": .string(status)]
+        fields["requestedAt"] = .double(requestedAt ?? Double(now))
+        return fields.merging(extra) { $1 }
+    }
+
+    @Test func onlyAPendingRequestOfThisDeviceIsPostedAndOnlyARemovingOneDismissed() throws {
+        let post = try ActionNotificationRequest.post(identifier: "n", request: request("pending"))
+        #expect(ActionNotificationRequest.step(identifier: "n", request: request("pending"), own: true, nowMillis: now) == .post(post))
+        #expect(ActionNotificationRequest.step(identifier: "n", request: request("pending"), own: false, nowMillis: now) == .leave,
+                "another device's request is its daemon's to show")
+        for settled in ["shown", "waiting", "suppressed", "removed", "expired", "failed: x"] {
+            #expect(ActionNotificationRequest.step(identifier: "n", request: request(settled), own: true, nowMillis: now) == .leave, "\(settled)")
+        }
+        #expect(ActionNotificationRequest.step(identifier: "n", request: request("removing"), own: true, nowMillis: now) == .dismiss)
+    }
+
+    @Test func aRequestPendingPastAnHourIsNotShownAndAYoungerOneKeepsWhatIsLeftOfIt() throws {
+        let stale = request("pending", requestedAt: Double(now) - 3_600_001)
+        #expect(ActionNotificationRequest.step(identifier: "n", request: stale, own: true, nowMillis: now) == .settle("expired"))
+        let young = request("pending", requestedAt: Double(now) - 600_000)
+        guard case .post(let post) = ActionNotificationRequest.step(identifier: "n", request: young, own: true, nowMillis: now) else {
+            Issue.record("not posted")
+            return
+        }
+        #expect(post.ttlSeconds == 3000)
+        #expect(post.minIntervalSeconds == 0 && post.scope == .local)
+    }
+
+    @Test func thePostCarriesThePayloadsFields() throws {
+        let post = try ActionNotificationRequest.post(identifier: "n", request: request("pending", ["subtitle": .string("Sub"), "body": .string("Body"),
+                                                                                                   "interruptionLevel": .string("critical")]))
+        #expect(post.content == NotificationContent(title: "Hi", body: "Sub\nBody", level: .critical))
+        #expect(try ActionNotificationRequest.post(identifier: "n", request: [:]).content.title == "n", "no title: the identifier")
+        guard case .settle(let failed) = ActionNotificationRequest.step(identifier: "n", request: request("pending", ["interruptionLevel": .string("loud")]),
+                                                                        own: true, nowMillis: now) else {
+            Issue.record("an unknown level was posted")
+            return
+        }
+        #expect(failed.hasPrefix("failed: "))
+    }
+
+    @Test func removeAllDeliveredMarksThisDevicesDeliveredRequestsOnly() {
+        let end = CallbackInvocation(activity: "focus", callback: .intervalDidEnd, event: nil)
+        let values: [String: Value] = [
+            end.actionsKey: .array([.dictionary(["type": .string("removeAllDeliveredNotifications")])]),
+            AppGroupState.notificationKey("mine"): .dictionary(request("shown", ["device": .string("ME")])),
+            AppGroupState.notificationKey("waiting"): .dictionary(request("waiting", ["device": .string("ME")])),
+            AppGroupState.notificationKey("theirs"): .dictionary(request("shown", ["device": .string("PEER")])),
+            AppGroupState.notificationKey("gone"): .dictionary(request("removed", ["device": .string("ME")])),
+            AppGroupState.notificationKey("quiet"): .dictionary(request("suppressed", ["device": .string("ME")])),
+        ]
+        let plan = ActionRunner.plan(end, suite: values, now: Double(now), device: "ME")
+        #expect(plan.removals == ["mine", "waiting"])
+        #expect(plan.reports.first?.detail == "2 delivered notifications to be dismissed")
+        for id in ["mine", "waiting"] {
+            guard case .set(.dictionary(let marked))? = plan.changes[AppGroupState.notificationKey(id)] else {
+                Issue.record("\(id) not marked")
+                continue
+            }
+            #expect(marked["status"] == .string("removing"))
+        }
+        for id in ["theirs", "gone", "quiet"] { #expect(plan.changes[AppGroupState.notificationKey(id)] == nil, "\(id)") }
+    }
+
+    @Test func aRequestRecordsTheDeviceItFiredOn() {
+        let start = CallbackInvocation(activity: "focus", callback: .intervalDidStart, event: nil)
+        let values: [String: Value] = [start.actionsKey: .array([.dictionary(["type": .string("sendNotification"),
+                                                                               "payload": .dictionary(["identifier": .string("n"), "title": .string("t")])])])]
+        guard case .set(.dictionary(let made))? = ActionRunner.plan(start, suite: values, now: Double(now), device: "ME").changes[AppGroupState.notificationKey("n")] else {
+            Issue.record("no request")
+            return
+        }
+        #expect(made["device"] == .string("ME") && made["status"] == .string("pending"))
+    }
+}

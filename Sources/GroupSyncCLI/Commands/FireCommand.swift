@@ -111,10 +111,10 @@ enum FireCommand: Command {
         } else {
             for r in plan.reports { Console.out("\(r.index) \(r.type): \(r.outcome.rawValue): \(r.detail)") }
             for (identifier, status) in delivered.sorted(by: { $0.key < $1.key }) {
-                Console.out("notification \(identifier): \(status == ActionNotificationRequest.pending ? "pending (no daemon running; it shows it when it starts)" : status)")
+                Console.out("notification \(identifier): \(status == ActionNotificationRequest.pending ? "pending (no daemon running; shown when one starts)" : status)")
             }
             for (identifier, status) in removed.sorted(by: { $0.key < $1.key }) where !plan.notifications.contains(identifier) {
-                Console.out("notification \(identifier): \(status == ActionNotificationRequest.removing ? "removing (no daemon running; it dismisses it when it starts)" : status)")
+                Console.out("notification \(identifier): \(status == ActionNotificationRequest.removing ? "removing (no daemon running; dismissed when one starts)" : status)")
             }
             Console.out("recorded \(call.eventsKey)")
         }

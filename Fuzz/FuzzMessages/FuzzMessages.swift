@@ -22,13 +22,15 @@ public func fuzzMessages(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let store = MemoryReplicaStore(device: Fixtures.local, storeID: "fuzz-store")
     store.set(.string("local"), suite: "s", key: "k", physicalMillis: Fixtures.now)
     var session = PeerSession(peer: Fixtures.peer, deviceName: "fuzz")
-    _ = session.start(nowMillis: Fixtures.now, store: store)
+    // The monotonic clock counts from an arbitrary origin, nothing like the wall clock's.
+    func at(_ elapsed: Int64) -> SessionTime { SessionTime(monotonicMillis: 5_000 + elapsed, wallMillis: Fixtures.now + elapsed) }
+    _ = session.start(at: at(0), store: store)
     // Arrives in two pieces, as a transport may deliver it; then time passes.
     let cut = bytes.isEmpty ? 0 : Int(bytes[0]) % (bytes.count + 1)
-    _ = session.receive(bytes: bytes[..<cut], nowMillis: Fixtures.now, store: store)
-    _ = session.receive(bytes: bytes[cut...], nowMillis: Fixtures.now + 1, store: store)
-    _ = session.localChangesAvailable(nowMillis: Fixtures.now + 2, store: store)
-    _ = session.tick(nowMillis: Fixtures.now + 100_000)
+    _ = session.receive(bytes: bytes[..<cut], at: at(0), store: store)
+    _ = session.receive(bytes: bytes[cut...], at: at(1), store: store)
+    _ = session.localChangesAvailable(at: at(2), store: store)
+    _ = session.tick(at: at(100_000))
     return 0
 }
 

@@ -285,7 +285,7 @@ public final class Daemon: @unchecked Sendable {
         sessionConfiguration.clockRefuseMillis = configuration.maxClockDriftMillis
         sessionConfiguration.clockWarnMillis = min(sessionConfiguration.clockWarnMillis, configuration.maxClockDriftMillis)
         let connection = PeerConnection(peer: peer, initiator: initiator, transport: transport, store: peerStore,
-                                        deviceName: deviceName, configuration: sessionConfiguration, log: log, clock: clock)
+                                        deviceName: deviceName, configuration: sessionConfiguration, log: log, clock: SessionTime.now)
         var replaced: PeerConnection?
         let accepted = state.locked { () -> Bool in
             guard running, paired[peer] != nil else { return false }

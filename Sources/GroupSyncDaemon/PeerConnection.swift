@@ -14,7 +14,8 @@ final class PeerConnection: @unchecked Sendable {
     let initiator: DeviceID
     let transport: TLSConnection
     private let log: DaemonLog
-    private let clock: @Sendable () -> Int64
+    /// Reads the monotonic and wall clocks for each session event (`SessionTime.now` in the daemon).
+    private let clock: @Sendable () -> SessionTime
 
     /// The session and the store connection it uses, only touched under this lock.
     private let sessionLock = Mutex(())
@@ -47,7 +48,7 @@ final class PeerConnection: @unchecked Sendable {
     private let announcedHead = Atomic<Int64>(-1)
 
     init(peer: DeviceID, initiator: DeviceID, transport: TLSConnection, store: Store, deviceName: String,
-         configuration: SessionConfiguration, log: DaemonLog, clock: @escaping @Sendable () -> Int64) {
+         configuration: SessionConfiguration, log: DaemonLog, clock: @escaping @Sendable () -> SessionTime = SessionTime.now) {
         self.peer = peer
         self.initiator = initiator
         self.transport = transport
@@ -71,7 +72,7 @@ final class PeerConnection: @unchecked Sendable {
             finished.broadcast()
             return
         }
-        driveSession { session, now in session.start(nowMillis: now, store: store) }
+        driveSession { session, now in session.start(at: now, store: store) }
         readerLoop()
         outbound.locked { closeAfterQueue = true; readerFinished = true }
         outbound.broadcast()
@@ -117,7 +118,7 @@ final class PeerConnection: @unchecked Sendable {
                 let wanted = announcedHead.exchange(-1, ordering: .sequentiallyConsistent)
                 if wanted > session.consideredHead {
                     let head = wanted == Int64.max ? nil : wanted  // read by the announcer after its commit
-                    runLocked { session, now in session.localChangesAvailable(nowMillis: now, store: store, head: head) }
+                    runLocked { session, now in session.localChangesAvailable(at: now, store: store, head: head) }
                 }
                 return true
             }
@@ -153,7 +154,7 @@ final class PeerConnection: @unchecked Sendable {
             do {
                 bytes = try transport.read(upTo: 256 * 1024, timeout: .milliseconds(timeout))
             } catch .readTimedOut {
-                driveSession { session, now in session.tick(nowMillis: now) }
+                driveSession { session, now in session.tick(at: now) }
                 continue
             } catch {
                 driveSession { session, _ in session.shutdown(reason: "connection lost: \(error)") }
@@ -163,17 +164,18 @@ final class PeerConnection: @unchecked Sendable {
                 driveSession { session, _ in session.shutdown(reason: "the peer closed the connection") }
                 return
             }
-            driveSession { session, now in session.receive(bytes: bytes, nowMillis: now, store: store) }
+            driveSession { session, now in session.receive(bytes: bytes, at: now, store: store) }
         }
     }
 
     /// Sleep no longer than the session's next deadline, and never more than a keep-alive period,
-    /// so an idle connection wakes at most once per 30 s.
+    /// so an idle connection wakes at most once per 30 s. The deadline is a monotonic reading, so a step of
+    /// the wall clock neither stretches this sleep nor cuts it short.
     private func readTimeoutMillis() -> Int64 {
         let deadline = sessionLock.withLock { _ in session.nextDeadline }
         lookAtAnnouncedChanges()
         guard let deadline else { return 30_000 }
-        return min(30_000, max(1, deadline - clock()))
+        return min(30_000, max(1, deadline - clock().monotonicMillis))
     }
 
     private func writerLoop() {
@@ -264,13 +266,13 @@ final class PeerConnection: @unchecked Sendable {
     /// the lock could leave in another order than the session produced them — a batch overtaking the one
     /// before it, which the peer rightly refuses as skipped history. Queueing never blocks, so holding the
     /// lock for it is cheap.
-    private func driveSession(_ event: (inout PeerSession, Int64) -> [SessionOutput]) {
+    private func driveSession(_ event: (inout PeerSession, SessionTime) -> [SessionOutput]) {
         sessionLock.withLock { _ in runLocked(event) }
         lookAtAnnouncedChanges()
     }
 
     /// The body of `driveSession`, for a caller holding the session lock.
-    private func runLocked(_ event: (inout PeerSession, Int64) -> [SessionOutput]) {
+    private func runLocked(_ event: (inout PeerSession, SessionTime) -> [SessionOutput]) {
         let outputs = event(&session, clock())
         let status = session.status
         lastStatus.withLock { $0 = status }

@@ -50,11 +50,11 @@ import Testing
             let store = MemoryReplicaStore(device: ReplicationFixtures.device(1), storeID: "fuzz-store")
             store.set(.string("local"), suite: "s", key: "k", physicalMillis: now)
             var session = PeerSession(peer: ReplicationFixtures.device(2), deviceName: "fuzz")
-            _ = session.start(nowMillis: now, store: store)
+            _ = session.start(at: .both(now), store: store)
             let cut = bytes.isEmpty ? 0 : Int(bytes[0]) % (bytes.count + 1)
-            _ = session.receive(bytes: bytes[..<cut], nowMillis: now, store: store)
-            _ = session.receive(bytes: bytes[cut...], nowMillis: now + 1, store: store)
-            _ = session.tick(nowMillis: now + 100_000)
+            _ = session.receive(bytes: bytes[..<cut], at: .both(now), store: store)
+            _ = session.receive(bytes: bytes[cut...], at: .both(now + 1), store: store)
+            _ = session.tick(at: .both(now + 100_000))
         }
     }
 

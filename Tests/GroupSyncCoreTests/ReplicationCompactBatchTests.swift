@@ -130,7 +130,7 @@ import Testing
         older.versions = bVersions
         link.sessions[1] = PeerSession(peer: a.device, deviceName: "b", configuration: older)
         link.inFlight[0] = []
-        net.route(link.sessions[1]!.start(nowMillis: net.now, store: b.store), from: 1, on: link)
+        net.route(link.sessions[1]!.start(at: net.time(b), store: b.store), from: 1, on: link)
         net.runUntilQuiet()
         return (link, a, b)
     }
@@ -246,7 +246,7 @@ import Testing
         let zeros = [UInt8](repeating: 0, count: 1 << 20)
         let bomb = try #require(RawDeflate.compress(zeros, level: 9, shorterThan: zeros.count))
         let frame = Frame(type: MessageType.changes.rawValue, payload: Self.deflated(declaring: 4_096, bomb, after: 0, through: 1))
-        let outputs = link.sessions[1]!.receive(bytes: frame.encoded, nowMillis: net.now, store: b.store)
+        let outputs = link.sessions[1]!.receive(bytes: frame.encoded, at: net.time(b), store: b.store)
         #expect(outputs.contains { if case .close(.malformedMessage) = $0 { true } else { false } })
         #expect(outputs.contains { if case .log(let line) = $0 { line.contains("inflates to more than its declared 4096 bytes") } else { false } })
         #expect(b.store.entries == before)

@@ -1,14 +1,18 @@
 @testable import GroupSyncCore
 
-/// An in-test loopback network for replication: nodes (a store and a physical clock offset) joined by
-/// links (one TCP connection each, carrying a session at both ends). Everything is deterministic; delivery
+/// An in-test loopback network for replication: nodes (a store, a physical clock offset and a monotonic
+/// clock) joined by links (one TCP connection each, carrying a session at both ends). Everything is deterministic; delivery
 /// order, chunking and faults come from a seeded generator when one is given.
 final class ReplicationNode {
     let name: String
     let device: DeviceID
     var store: MemoryReplicaStore
-    /// This node's physical clock minus the network's time.
+    /// This node's physical clock minus the network's time. Changing it steps the node's wall clock; its
+    /// monotonic clock runs on regardless.
     var clockOffsetMillis: Int64
+    /// When the node's monotonic clock read 0, in the network's time: long before the network began, and
+    /// differently for each node, so that no reading of it could pass for a wall time or for another node's.
+    var bootedAtMillis: Int64 = 0
 
     init(_ name: String, index: Int, clockOffsetMillis: Int64 = 0, maxDriftMillis: Int64 = HybridClock.defaultMaxForwardDriftMillis) {
         self.name = name
@@ -57,9 +61,16 @@ final class ReplicationNetwork {
 
     func physical(_ node: ReplicationNode) -> Int64 { now + node.clockOffsetMillis }
 
+    /// What the node's monotonic clock reads now.
+    func monotonic(_ node: ReplicationNode) -> Int64 { now - node.bootedAtMillis }
+
+    /// Both of the node's clocks, as its shell hands them to a session.
+    func time(_ node: ReplicationNode) -> SessionTime { SessionTime(monotonicMillis: monotonic(node), wallMillis: physical(node)) }
+
     @discardableResult
     func addNode(_ name: String, clockOffsetMillis: Int64 = 0) -> ReplicationNode {
         let node = ReplicationNode(name, index: nodes.count, clockOffsetMillis: clockOffsetMillis)
+        node.bootedAtMillis = now - Int64(nodes.count + 1) * 3_600_000
         nodes.append(node)
         return node
     }
@@ -90,7 +101,7 @@ final class ReplicationNetwork {
         }
         for side in 0..<2 {
             let me = link.node(side)
-            let outputs = link.sessions[side]!.start(nowMillis: physical(me), store: me.store)
+            let outputs = link.sessions[side]!.start(at: time(me), store: me.store)
             route(outputs, from: side, on: link)
         }
     }
@@ -115,7 +126,7 @@ final class ReplicationNetwork {
     func notifyLocalChange(_ node: ReplicationNode, except: ReplicationLink?) {
         for link in links where link !== except {
             for side in 0..<2 where link.node(side) === node && link.sessions[side] != nil {
-                let outputs = link.sessions[side]!.localChangesAvailable(nowMillis: physical(node), store: node.store)
+                let outputs = link.sessions[side]!.localChangesAvailable(at: time(node), store: node.store)
                 route(outputs, from: side, on: link)
             }
         }
@@ -165,7 +176,7 @@ final class ReplicationNetwork {
             return
         }
         let node = link.node(side)
-        let outputs = link.sessions[side]!.receive(bytes: chunk, nowMillis: physical(node), store: node.store)
+        let outputs = link.sessions[side]!.receive(bytes: chunk, at: time(node), store: node.store)
         route(outputs, from: side, on: link)
         closeIfBothGone(link)
     }
@@ -197,8 +208,9 @@ final class ReplicationNetwork {
     func advance(to time: Int64) {
         runUntilQuiet()
         while true {
+            // Deadlines are on each node's monotonic clock.
             let deadlines = links.flatMap { link in
-                (0..<2).compactMap { side in link.sessions[side]?.nextDeadline.map { $0 - link.node(side).clockOffsetMillis } }
+                (0..<2).compactMap { side in link.sessions[side]?.nextDeadline.map { $0 + link.node(side).bootedAtMillis } }
             }
             guard let next = deadlines.min(), next <= time else { break }
             now = max(now, next)
@@ -213,11 +225,16 @@ final class ReplicationNetwork {
     func tickAll() {
         for link in links {
             for side in 0..<2 where link.sessions[side] != nil {
-                let outputs = link.sessions[side]!.tick(nowMillis: physical(link.node(side)))
+                let outputs = link.sessions[side]!.tick(at: self.time(link.node(side)))
                 route(outputs, from: side, on: link)
             }
         }
     }
+}
+
+extension SessionTime {
+    /// Both clocks reading the same, for scripted sessions that only care about the intervals between events.
+    static func both(_ millis: Int64) -> SessionTime { SessionTime(monotonicMillis: millis, wallMillis: millis) }
 }
 
 /// Helpers shared by the replication tests.

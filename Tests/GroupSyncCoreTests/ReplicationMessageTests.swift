@@ -56,8 +56,8 @@ import Testing
     @Test func anOptionalMessageIsIgnoredByASession() {
         let node = ReplicationNode("b", index: 1)
         var session = PeerSession(peer: ReplicationFixtures.device(0), deviceName: "b")
-        _ = session.start(nowMillis: 0, store: node.store)
-        let outputs = session.receive(frame: Frame(type: 0x90, payload: [1]), nowMillis: 0, store: node.store)
+        _ = session.start(at: .both(0), store: node.store)
+        let outputs = session.receive(frame: Frame(type: 0x90, payload: [1]), at: .both(0), store: node.store)
         #expect(outputs == [.log("peer=\(ReplicationFixtures.device(0).short) event=ignored type=0x90 why=optional-unknown")])
         #expect(session.phase == .handshaking)
     }

@@ -243,7 +243,7 @@ import Testing
         net.connect(link)
         link.sessions[1] = PeerSession(peer: a.device, deviceName: "b", configuration: strict)
         link.inFlight[0] = []
-        net.route(link.sessions[1]!.start(nowMillis: net.physical(b), store: b.store), from: 1, on: link)
+        net.route(link.sessions[1]!.start(at: net.time(b), store: b.store), from: 1, on: link)
         net.runUntilQuiet()
         #expect(link.closeReasons[1] == [.clockSkew(offsetMillis: -60_000, boundMillis: 10_000)])
         guard case .peerReportedError(.clockSkew, let text)? = link.closeReasons[0].first else {
@@ -269,7 +269,7 @@ import Testing
         #expect(b.store.entry(suite: "group.test", key: "after") != nil)
         #expect(b.store.watermark(peer: a.device)?.sequence == 1)
         #expect(link.sessions[0]!.pendingCount > 0)
-        #expect(link.sessions[1]!.retryAtMillis == net.now + 2 * 60_000 + 1)
+        #expect(link.sessions[1]!.retryAtMonotonic == net.monotonic(b) + 2 * 60_000 + 1)
         #expect(link.logs.contains { $0.hasPrefix("b:") && $0.contains("event=refused count=1 first=2") })
 
         net.advance(to: net.now + 2 * 60_000 + 10)
@@ -330,8 +330,10 @@ import Testing
         let a = net.addNode("a"), b = net.addNode("b")
         let link = net.connected(a, b)
         let start = net.now
-        #expect(link.sessions[0]!.nextDeadline == start + 30_000)
-        #expect(link.sessions[0]!.tick(nowMillis: start + 29_999).isEmpty)
+        #expect(link.sessions[0]!.nextDeadline == net.monotonic(a) + 30_000)
+        net.now += 29_999
+        #expect(link.sessions[0]!.tick(at: net.time(a)).isEmpty)
+        net.now = start
         net.advance(to: start + 95_000)
         #expect(link.isEstablished())  // pings answered: alive
         let pings = link.framesSent[0].filter { if case .ping = $0 { true } else { false } }.count
@@ -342,6 +344,93 @@ import Testing
         let silentFrom = net.now
         net.advance(to: silentFrom + 100_000)
         #expect(link.closeReasons[0].first.map { if case .peerSilent = $0 { true } else { false } } == true)
+    }
+
+    // MARK: Wall-clock steps
+
+    /// The wall-clock steps of the liveness tests: `a`'s clock is set back an hour (a user, a dead CMOS
+    /// battery), or NTP steps a clock that ran 10 minutes slow forward to the right time. Liveness must not
+    /// notice either: its deadlines are on the monotonic clock, which runs on as usual.
+    static let wallSteps: [(name: String, fromMillis: Int64, stepMillis: Int64)] = [
+        ("back an hour", 0, -3_600_000),
+        ("forward 10 minutes", -600_000, 600_000),
+    ]
+
+    /// A peer that vanishes just as our wall clock steps is pinged at 30 s and 60 s and declared dead at
+    /// 90 s of real time — not an hour later (a stepped-back clock made the silence negative, so no ping
+    /// left and the peer stayed "connected"), and not at once (a forward step counted the step as silence).
+    @Test(arguments: wallSteps) func aSilentPeerIsDeadAfter90sWhateverTheWallClockDoes(step: (name: String, fromMillis: Int64, stepMillis: Int64)) {
+        let net = ReplicationNetwork()
+        let a = net.addNode("a", clockOffsetMillis: step.fromMillis), b = net.addNode("b")
+        let link = net.connected(a, b, configuration: Self.tolerantOfTheStep)
+        #expect(link.isEstablished(), "\(step.name)")
+        let pingsBefore = Self.pings(link.framesSent[0]).count
+
+        // b vanishes without a word (nothing reaches a any more), and a's wall clock steps.
+        link.held[0] = true
+        let silentFrom = net.now
+        a.clockOffsetMillis += step.stepMillis
+        net.advance(to: silentFrom + 89_999)
+        #expect(link.closeReasons[0].isEmpty, "\(step.name): \(link.closeReasons[0])")
+        #expect(link.sessions[0]?.phase == .established, "\(step.name)")
+        // Keep-alives at 30 s and 60 s, carrying the wall clock as it now reads (the peer compares it with its own).
+        let wallAfterStep = silentFrom + step.fromMillis + step.stepMillis
+        #expect(Array(Self.pings(link.framesSent[0]).dropFirst(pingsBefore)) == [wallAfterStep + 30_000, wallAfterStep + 60_000], "\(step.name)")
+
+        net.advance(to: silentFrom + 90_000)
+        #expect(link.closeReasons[0] == [.peerSilent(millis: 90_000)], "\(step.name)")
+        #expect(link.sessions[0] == nil, "\(step.name)")
+    }
+
+    /// A live peer is not cut off by our wall clock stepping: a pings it every 30 s of real time, its pongs
+    /// keep the session up, and the clock offset it measures follows our wall clock to where it stepped.
+    @Test(arguments: wallSteps) func aLivePeerIsNotCutOffByAWallClockStep(step: (name: String, fromMillis: Int64, stepMillis: Int64)) {
+        let net = ReplicationNetwork()
+        let a = net.addNode("a", clockOffsetMillis: step.fromMillis), b = net.addNode("b")
+        let link = net.connected(a, b, configuration: Self.tolerantOfTheStep)
+        #expect(link.sessions[0]?.clockOffsetMillis == -step.fromMillis, "\(step.name)")
+        let pingsBefore = Self.pings(link.framesSent[0]).count
+
+        let from = net.now
+        a.clockOffsetMillis += step.stepMillis
+        net.advance(to: from + 10 * 60_000)
+        #expect(link.closeReasons[0].isEmpty && link.closeReasons[1].isEmpty, "\(step.name): \(link.closeReasons)")
+        #expect(link.isEstablished(), "\(step.name)")
+        let wallAfterStep = from + step.fromMillis + step.stepMillis
+        #expect(Array(Self.pings(link.framesSent[0]).dropFirst(pingsBefore)) == (1...20).map { wallAfterStep + Int64($0) * 30_000 }, "\(step.name)")
+        #expect(link.sessions[0]?.clockOffsetMillis == -(step.fromMillis + step.stepMillis), "\(step.name)")
+
+        // And it still carries a's writes (stamped by its stepped clock, which b's bound lets in).
+        net.set(a, "after-step", .int(1))
+        net.runUntilQuiet()
+        #expect(b.store.entry(suite: "group.test", key: "after-step")?.value == .int(1), "\(step.name)")
+    }
+
+    /// A pong's round trip is timed on the monotonic clock, so a wall step while the ping was out neither
+    /// throws the measurement away (a negative wall round trip) nor skews it by the step.
+    @Test func aPongAcrossAWallStepStillMeasuresTheOffset() {
+        var (session, a) = Self.establishedWithScriptedPeer()
+        // The handshake's ping left at wall 0, monotonic 0. The peer read its clock at 50 and answers;
+        // meanwhile our wall clock stepped back 2 minutes, and 100 ms of real time passed.
+        let outputs = session.receive(bytes: MessageCodec.encode(.pong(echoMillis: 0, millis: 50)),
+                                      at: SessionTime(monotonicMillis: 100, wallMillis: -120_000 + 100), store: a.store)
+        #expect(!outputs.contains { if case .close = $0 { true } else { false } }, "\(outputs)")
+        // The peer's 50 against our stepped clock half way back: -120 000 + 50.
+        #expect(session.clockOffsetMillis == 120_000)
+    }
+
+    /// Room for the offset the liveness tests' steps create (up to an hour), as `serve --max-clock-drift`
+    /// allows: with the default 5-minute bound the first pong after the step would end the session as clock
+    /// skew — rightly, but then it could not show what the step does to liveness.
+    static var tolerantOfTheStep: SessionConfiguration {
+        var configuration = SessionConfiguration()
+        configuration.clockRefuseMillis = 2 * 3_600_000
+        return configuration
+    }
+
+    /// The physical times of the pings among `messages`, in order.
+    static func pings(_ messages: [Message]) -> [Int64] {
+        messages.compactMap { if case .ping(let millis) = $0 { millis } else { nil } }
     }
 
     @Test func aMalformedFrameClosesTheSessionAndLeavesTheStoreAlone() {
@@ -355,7 +444,7 @@ import Testing
             Change(sequence: 1, entry: ReplicationFixtures.entry("x", .int(5), wall: net.now, origin: 0)),
         ])))
         let bad = Frame(type: MessageType.changes.rawValue, payload: Array(good.dropLast(3))).encoded
-        let outputs = link.sessions[1]!.receive(bytes: bad, nowMillis: net.now, store: b.store)
+        let outputs = link.sessions[1]!.receive(bytes: bad, at: net.time(b), store: b.store)
         #expect(outputs.contains { if case .close(.malformedMessage) = $0 { true } else { false } })
         #expect(outputs.contains { if case .log(let line) = $0 { line.contains("event=closed code=malformed") } else { false } })
         #expect(outputs.contains { output in
@@ -365,26 +454,26 @@ import Testing
         })
         #expect(b.store.entries == before && b.store.lastSequence() == sequence)
         // Closed means closed.
-        #expect(link.sessions[1]!.receive(bytes: bad, nowMillis: net.now, store: b.store).isEmpty)
+        #expect(link.sessions[1]!.receive(bytes: bad, at: net.time(b), store: b.store).isEmpty)
         #expect(link.sessions[1]!.nextDeadline == nil)
     }
 
     @Test func garbageBytesAreAFramingError() {
         let b = ReplicationNode("b", index: 1)
         var session = PeerSession(peer: ReplicationFixtures.device(0), deviceName: "b")
-        _ = session.start(nowMillis: 0, store: b.store)
-        let outputs = session.receive(bytes: [0xFF, 0xFF, 0xFF, 0xFF, 1, 2, 3], nowMillis: 0, store: b.store)
+        _ = session.start(at: .both(0), store: b.store)
+        let outputs = session.receive(bytes: [0xFF, 0xFF, 0xFF, 0xFF, 1, 2, 3], at: .both(0), store: b.store)
         #expect(outputs.last == .close(.malformedFrame(.oversize(length: 0xFFFF_FFFF, maxBytes: Frame.defaultMaxBytes))))
     }
 
     @Test func changesBeforeHelloIsRefused() {
         let b = ReplicationNode("b", index: 1)
         var session = PeerSession(peer: ReplicationFixtures.device(0), deviceName: "b")
-        _ = session.start(nowMillis: 0, store: b.store)
+        _ = session.start(at: .both(0), store: b.store)
         let batch = Message.changes(ChangeBatch(after: 0, through: 1, changes: [
             Change(sequence: 1, entry: ReplicationFixtures.entry("x", .int(5), wall: 0)),
         ]))
-        let outputs = session.receive(bytes: MessageCodec.encode(batch), nowMillis: 0, store: b.store)
+        let outputs = session.receive(bytes: MessageCodec.encode(batch), at: .both(0), store: b.store)
         #expect(outputs.last == .close(.unexpectedMessage(.changes, phase: .handshaking)))
         #expect(b.store.entries.isEmpty)
     }
@@ -395,9 +484,9 @@ import Testing
         a.store.set(.int(1), suite: "s", key: "k", physicalMillis: 0)
         if let sendHorizon { a.store.setSendHorizon(sendHorizon, peer: ReplicationFixtures.device(1)) }
         var session = PeerSession(peer: ReplicationFixtures.device(1), deviceName: "a")
-        _ = session.start(nowMillis: 0, store: a.store)
+        _ = session.start(at: .both(0), store: a.store)
         let hello = Hello(versions: 1...1, deviceName: "b", storeID: "b-1", physicalMillis: 0, resume: resume)
-        _ = session.receive(bytes: MessageCodec.encode(.hello(hello)), nowMillis: 0, store: a.store)
+        _ = session.receive(bytes: MessageCodec.encode(.hello(hello)), at: .both(0), store: a.store)
         return (session, a)
     }
 
@@ -411,7 +500,7 @@ import Testing
         for (message, why) in script {
             var (session, a) = Self.establishedWithScriptedPeer()
             #expect(session.phase == .established)
-            let outputs = session.receive(bytes: MessageCodec.encode(message), nowMillis: 0, store: a.store)
+            let outputs = session.receive(bytes: MessageCodec.encode(message), at: .both(0), store: a.store)
             guard case .close(let reason)? = outputs.last else {
                 Issue.record("\(message.type): expected the session to close, got \(outputs)")
                 continue
@@ -420,8 +509,8 @@ import Testing
             #expect(a.store.lastSequence() == 1)
         }
         var (session, a) = Self.establishedWithScriptedPeer()
-        _ = session.receive(bytes: MessageCodec.encode(.ack(sequence: 1)), nowMillis: 0, store: a.store)
-        let second = session.receive(bytes: MessageCodec.encode(.ack(sequence: 1)), nowMillis: 0, store: a.store)
+        _ = session.receive(bytes: MessageCodec.encode(.ack(sequence: 1)), at: .both(0), store: a.store)
+        let second = session.receive(bytes: MessageCodec.encode(.ack(sequence: 1)), at: .both(0), store: a.store)
         #expect(second.last == .close(.protocolViolation("ack of 1 with no batch outstanding")))
     }
 
@@ -429,9 +518,9 @@ import Testing
     /// refused entry to explain it, left the watermark stuck and the peer waiting forever. It ends the session now.
     @Test func aBatchThatSkipsHistoryEndsTheSession() {
         var (session, a) = Self.establishedWithScriptedPeer()
-        let first = session.receive(bytes: MessageCodec.encode(.changes(ChangeBatch(after: 0, through: 2, changes: []))), nowMillis: 0, store: a.store)
+        let first = session.receive(bytes: MessageCodec.encode(.changes(ChangeBatch(after: 0, through: 2, changes: []))), at: .both(0), store: a.store)
         #expect(first.contains(.send(MessageCodec.encode(.ack(sequence: 2)))))
-        let gap = session.receive(bytes: MessageCodec.encode(.changes(ChangeBatch(after: 5, through: 6, changes: []))), nowMillis: 0, store: a.store)
+        let gap = session.receive(bytes: MessageCodec.encode(.changes(ChangeBatch(after: 5, through: 6, changes: []))), at: .both(0), store: a.store)
         guard case .close(.protocolViolation(let why))? = gap.last else {
             Issue.record("expected a protocol violation, got \(gap)")
             return
@@ -448,18 +537,18 @@ import Testing
             Change(sequence: sequence, entry: ReplicationFixtures.entry("k\(sequence)", .int(sequence), wall: wall, origin: 1))
         }
         let future: Int64 = 6 * 60_000  // a minute beyond the bound: the retry comes before the 90 s dead-peer timeout
-        _ = session.receive(bytes: MessageCodec.encode(.changes(ChangeBatch(after: 0, through: 1, changes: [change(1, wall: future)]))), nowMillis: 0, store: a.store)
+        _ = session.receive(bytes: MessageCodec.encode(.changes(ChangeBatch(after: 0, through: 1, changes: [change(1, wall: future)]))), at: .both(0), store: a.store)
         #expect(a.store.watermark(peer: b)?.sequence ?? 0 == 0)
-        let behind = session.receive(bytes: MessageCodec.encode(.changes(ChangeBatch(after: 1, through: 2, changes: [change(2, wall: 0)]))), nowMillis: 0, store: a.store)
+        let behind = session.receive(bytes: MessageCodec.encode(.changes(ChangeBatch(after: 1, through: 2, changes: [change(2, wall: 0)]))), at: .both(0), store: a.store)
         #expect(!behind.contains { if case .close = $0 { true } else { false } }, "\(behind)")
         #expect(a.store.entry(suite: "group.test", key: "k2") != nil)
         // The resend arrives once the clock allows; then the watermark moves past both.
         let later = future - HybridClock.defaultMaxForwardDriftMillis + 1
-        _ = session.tick(nowMillis: later)
-        let resent = session.receive(bytes: MessageCodec.encode(.changes(ChangeBatch(after: 0, through: 2, changes: [change(1, wall: future), change(2, wall: 0)]))), nowMillis: later, store: a.store)
+        _ = session.tick(at: .both(later))
+        let resent = session.receive(bytes: MessageCodec.encode(.changes(ChangeBatch(after: 0, through: 2, changes: [change(1, wall: future), change(2, wall: 0)]))), at: .both(later), store: a.store)
         #expect(resent.contains(.send(MessageCodec.encode(.ack(sequence: 2)))))
         // And now a gap is a violation again.
-        let gap = session.receive(bytes: MessageCodec.encode(.changes(ChangeBatch(after: 4, through: 5, changes: []))), nowMillis: later, store: a.store)
+        let gap = session.receive(bytes: MessageCodec.encode(.changes(ChangeBatch(after: 4, through: 5, changes: []))), at: .both(later), store: a.store)
         #expect(gap.last.map { if case .close(.protocolViolation) = $0 { true } else { false } } == true)
     }
 
@@ -522,7 +611,7 @@ import Testing
         #expect(!session.hasSendHorizonToSave, "resumed within the horizon: nothing to raise")
         let b = ReplicationFixtures.device(1)
         a.store.set(.int(2), suite: "s", key: "k2", physicalMillis: 0)
-        let outputs = session.localChangesAvailable(nowMillis: 0, store: a.store)
+        let outputs = session.localChangesAvailable(at: .both(0), store: a.store)
         #expect(outputs.contains { if case .send = $0 { true } else { false } }, "the change is sent: \(outputs)")
         #expect(a.store.sendHorizon(peer: b) == 1, "not saved yet: the frame goes first")
         #expect(session.hasSendHorizonToSave)
@@ -556,7 +645,7 @@ import Testing
         // Put a version-1-only session on b's side.
         link.sessions[1] = PeerSession(peer: a.device, deviceName: "b", configuration: old)
         link.inFlight[0] = []
-        net.route(link.sessions[1]!.start(nowMillis: net.now, store: b.store), from: 1, on: link)
+        net.route(link.sessions[1]!.start(at: net.time(b), store: b.store), from: 1, on: link)
         net.runUntilQuiet()
         #expect(link.closeReasons[0] == [.versionMismatch(local: 3...4, peer: 1...1)])
         #expect(link.closeReasons[1] == [.versionMismatch(local: 1...1, peer: 3...4)])
@@ -565,7 +654,7 @@ import Testing
     @Test func aFailingStoreEndsTheSession() {
         let store = FailingStore()
         var session = PeerSession(peer: ReplicationFixtures.device(0), deviceName: "b")
-        let outputs = session.start(nowMillis: 0, store: store)
+        let outputs = session.start(at: .both(0), store: store)
         #expect(outputs.last == .close(.storeFailed("reading the watermark: disk on fire")))
         #expect(session.isClosed)
     }

@@ -14,6 +14,14 @@ public final class SimulatedReplica {
     public var clockOffsetMillis: Int64 { skewMillis + jumpMillis }
     /// What this replica's wall clock reads now.
     public var physicalMillis: Int64 { time.now + clockOffsetMillis }
+    /// When the machine last booted, in the network's time: its monotonic clock counts from there, as
+    /// CLOCK_BOOTTIME does, and no clock jump or step moves it.
+    var bootedAtMillis: Int64
+    /// What this replica's monotonic clock reads now: nothing like its wall clock, so a session that mixed
+    /// the two would go wrong at once, not only when a clock jumps.
+    public var monotonicMillis: Int64 { time.now - bootedAtMillis }
+    /// Both readings, as the daemon hands them to a session.
+    public var sessionTime: SessionTime { SessionTime(monotonicMillis: monotonicMillis, wallMillis: physicalMillis) }
 
     /// The machine is on: its apps can write.
     public internal(set) var deviceUp = true
@@ -39,6 +47,8 @@ public final class SimulatedReplica {
         self.store = MemoryReplicaStore(device: device, storeID: storeID)
         self.skewMillis = skewMillis
         self.time = time
+        // Up for a while before the run, each for a different while.
+        self.bootedAtMillis = time.now - Int64(index + 1) * 3_600_000
     }
 }
 
@@ -72,6 +82,9 @@ final class SimulatedLink {
     var lastArrival: [Int64] = [0, 0]
     var deliveryAt: [Int64?] = [nil, nil]
     var timerAt: [Int64?] = [nil, nil]
+    /// When each side last got bytes from the other (or the connection began): the checker's measure of
+    /// real silence, to hold the sessions' dead-peer timing to.
+    var lastReceivedAt: [Int64] = [0, 0]
     var connectedAt: Int64 = 0
     /// Each side's peer's `rollbacks` when this connection began: an `ack` on it speaks of that history.
     var peerRollbacks = [0, 0]

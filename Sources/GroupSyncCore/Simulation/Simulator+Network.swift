@@ -27,6 +27,7 @@ extension Simulator {
         link.lastArrival = [now, now]
         link.deliveryAt = [nil, nil]
         link.timerAt = [nil, nil]
+        link.lastReceivedAt = [now, now]
         link.tainted = false
         link.connectedAt = now
         link.peerRollbacks = [replicas[link.ends[1]].rollbacks, replicas[link.ends[0]].rollbacks]
@@ -37,7 +38,7 @@ extension Simulator {
             link.sessions[side] = PeerSession(peer: peer.device, deviceName: me.name, configuration: configuration)
         }
         for side in 0..<2 where link.sessions[side] != nil {
-            drive(link, side: side) { session, store, now in session.start(nowMillis: now, store: store) }
+            drive(link, side: side) { session, store, now in session.start(at: now, store: store) }
         }
     }
 
@@ -158,7 +159,10 @@ extension Simulator {
             guard link.sessions[side] != nil else { return }
             result.stats.framesDelivered += 1
             result.stats.bytesDelivered += chunk.count
-            drive(link, side: side) { session, store, now in session.receive(bytes: chunk, nowMillis: now, store: store) }
+            // Frames are enqueued whole and a split one is delivered whole within this event, so this is
+            // when the session last heard from its peer.
+            link.lastReceivedAt[side] = now
+            drive(link, side: side) { session, store, now in session.receive(bytes: chunk, at: now, store: store) }
         }
     }
 
@@ -166,8 +170,14 @@ extension Simulator {
 
     func scheduleTimer(_ link: SimulatedLink, side: Int) {
         guard link.open[side], let deadline = link.sessions[side]?.nextDeadline else { return }
-        // The session's deadline is on its replica's clock; never fire in the past (ticking early is harmless).
-        let at = max(now + 1, deadline - replicas[link.ends[side]].clockOffsetMillis)
+        // The session's deadline is on its replica's monotonic clock; never fire in the past (ticking early is
+        // harmless).
+        let replica = replicas[link.ends[side]]
+        let at = max(now + 1, deadline + replica.bootedAtMillis)
+        let deadPeerAt = link.lastReceivedAt[side] + configuration.deadAfterMillis
+        if at > max(now + 1, deadPeerAt) {
+            fail("\(replica.name)'s session with \(replicas[link.ends[1 - side]].name) sleeps until \(at - link.lastReceivedAt[side]) ms after it last heard from its peer, past the \(configuration.deadAfterMillis) ms dead-peer timeout (wall clock offset \(replica.clockOffsetMillis) ms)")
+        }
         if let scheduled = link.timerAt[side], scheduled <= at, scheduled >= now { return }
         link.timerAt[side] = at
         events.push(.timer(link: link.index, side: side, generation: link.generation), at: at)
@@ -177,7 +187,7 @@ extension Simulator {
         guard link.generation == generation, link.timerAt[side] == now else { return }
         link.timerAt[side] = nil
         guard link.sessions[side] != nil else { return }
-        drive(link, side: side) { session, _, now in session.tick(nowMillis: now) }
+        drive(link, side: side) { session, _, now in session.tick(at: now) }
     }
 
     // MARK: Driving a session
@@ -186,14 +196,14 @@ extension Simulator {
     /// pending on the replica strikes here: between two of the event's transactions (or after all of them,
     /// with only some of its frames written), and the event's other effects are lost with the process.
     func drive(_ link: SimulatedLink, side: Int,
-               _ event: (inout PeerSession, MemoryReplicaStore, Int64) -> [SessionOutput]) {
+               _ event: (inout PeerSession, MemoryReplicaStore, SessionTime) -> [SessionOutput]) {
         guard link.sessions[side] != nil else { return }
         let replica = replicas[link.ends[side]]
         if let kind = replica.pendingCrash {
             let store = replica.store
             var states = [store.durableState]
             store.didCommit = { [unowned store] in states.append(store.durableState) }
-            let outputs = event(&link.sessions[side]!, store, replica.physicalMillis)
+            let outputs = event(&link.sessions[side]!, store, replica.sessionTime)
             store.didCommit = nil
             let survived = Int.random(in: 0..<states.count, using: &random)
             if survived == states.count - 1 {
@@ -213,7 +223,7 @@ extension Simulator {
         }
         let strike = faultsActive && random.chance(options.visibleWriteLossRate)
         let before = strike ? replica.store.durableState : nil
-        let outputs = event(&link.sessions[side]!, replica.store, replica.physicalMillis)
+        let outputs = event(&link.sessions[side]!, replica.store, replica.sessionTime)
         replica.store.didCommit = nil
         if let before, outputs.contains(where: { if case .applied = $0 { true } else { false } }) {
             // The batch was committed before its sync, so the other sessions forward it; the power fails
@@ -266,7 +276,12 @@ extension Simulator {
         let label: String
         var isProtocolError = false
         switch reason {
-        case .peerSilent: label = "peer-silent"
+        case .peerSilent(let millis):
+            label = "peer-silent"
+            let silence = now - link.lastReceivedAt[side]
+            if silence < configuration.deadAfterMillis {
+                fail("\(replicas[link.ends[side]].name) declared \(replicas[link.ends[1 - side]].name) silent (\(millis) ms by its count) after only \(silence) ms without a frame from it (wall clock offset \(replicas[link.ends[side]].clockOffsetMillis) ms)")
+            }
         case .clockSkew:
             label = "clock-skew"
             if settlingSince != nil { skewRefusalsWhileSettling += 1 }

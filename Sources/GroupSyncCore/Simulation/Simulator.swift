@@ -8,7 +8,8 @@
 /// them, replicas crash (restarting from their durable state only, sometimes between two transactions of
 /// one event, or after a local write or a peer's batch was visible and forwarded but before its fsync
 /// ended, losing it), stores are moved aside (a new store ID that peers must read afresh and refill) and
-/// clocks are skewed and jump by minutes. Then everything heals — partitions end, crashed replicas
+/// wall clocks are skewed and jump by minutes (sessions time their deadlines on each replica's monotonic
+/// clock, which no jump moves, and read the wall clock for what peers compare). Then everything heals — partitions end, crashed replicas
 /// restart, clocks are set right — and the run goes on until the network is quiet and every
 /// session reports its peer current. The checker then requires:
 ///
@@ -19,7 +20,9 @@
 /// - every acknowledgement was true: when a replica acks a peer's history through sequence W, it durably
 ///   holds every entry of that history up to W (or something newer) — checked when the ack is sent and
 ///   again after every crash;
-/// - on a connection that carried no duplicated or reordered frame, no session ended for a protocol error.
+/// - on a connection that carried no duplicated or reordered frame, no session ended for a protocol error;
+/// - liveness is timed by real time, whatever the wall clocks do: no session declares its peer silent before
+///   the dead-peer timeout has passed since the last bytes it got from it, nor plans to wake later than that.
 ///
 /// The shell duties the daemon carries out (`PeerConnection`, `Daemon`) are mirrored here: frames go out
 /// in order, a closed session closes its connection, applied entries wake the other sessions (after a short
@@ -229,7 +232,7 @@ public final class Simulator {
         guard replica.daemonUp else { return }
         for link in links {
             guard let side = link.side(of: replica.index), link.sessions[side] != nil else { continue }
-            drive(link, side: side) { session, store, now in session.localChangesAvailable(nowMillis: now, store: store) }
+            drive(link, side: side) { session, store, now in session.localChangesAvailable(at: now, store: store) }
         }
     }
 
@@ -301,6 +304,8 @@ public final class Simulator {
 
     func restart(_ replica: SimulatedReplica) {
         guard !replica.daemonUp else { return }
+        // A machine that lost power boots again: its monotonic clock starts over (a killed daemon's does not).
+        if !replica.deviceUp { replica.bootedAtMillis = now }
         replica.deviceUp = true
         replica.daemonUp = true
         trace("\(replica.name) restarted")
@@ -362,15 +367,12 @@ public final class Simulator {
         }
     }
 
+    /// Steps the replica's wall clock. Its sessions' timers stay as they are: their deadlines are on the
+    /// monotonic clock, which a wall step does not move (the liveness checks catch a session that would
+    /// have moved them).
     func setClock(_ replica: SimulatedReplica, jump: Int64, why: String) {
         replica.jumpMillis = jump
         trace("\(replica.name) clock \(why): offset \(replica.clockOffsetMillis) ms")
-        // Deadlines are in the replica's own time: re-plan its timers.
-        for link in links {
-            guard let side = link.side(of: replica.index) else { continue }
-            link.timerAt[side] = nil
-            scheduleTimer(link, side: side)
-        }
     }
 
     /// The faults stop and everything heals; from now on the run waits for convergence.

@@ -1,17 +1,17 @@
 /// `hello` both ways: versions, store epochs, where each side resumes, and the first clock measurement.
 extension PeerSession {
-    mutating func sendHello<S: ReplicaStore>(nowMillis now: Int64, store: S) throws(CloseReason) {
+    mutating func sendHello<S: ReplicaStore>(at now: SessionTime, store: S) throws(CloseReason) {
         localStoreID = store.storeID
         announcedWatermark = try storeCall("reading the watermark") { () throws(S.Failure) in try store.watermark(peer: peer) }
-        lastReceivedMillis = now  // the peer's hello is due within the dead-peer timeout
-        lastPingMillis = now
+        lastReceivedMonotonic = now.monotonicMillis  // the peer's hello is due within the dead-peer timeout
+        lastPingMonotonic = now.monotonicMillis
         phase = .handshaking
         send(.hello(Hello(versions: configuration.versions, deviceName: deviceName, storeID: localStoreID,
-                          physicalMillis: now, resume: announcedWatermark)))
+                          physicalMillis: now.wallMillis, resume: announcedWatermark)))
         log("hello-sent", "store=\(quoted(localStoreID)) resume=\(announcedWatermark.map { "\(quoted($0.storeID)):\($0.sequence)" } ?? "none")")
     }
 
-    mutating func receiveHello<S: ReplicaStore>(_ hello: Hello, nowMillis now: Int64, store: S) throws(CloseReason) {
+    mutating func receiveHello<S: ReplicaStore>(_ hello: Hello, at now: SessionTime, store: S) throws(CloseReason) {
         guard let version = ProtocolVersion.negotiate(configuration.versions, hello.versions) else {
             throw .versionMismatch(local: configuration.versions, peer: hello.versions)
         }
@@ -19,7 +19,7 @@ extension PeerSession {
         peerName = hello.deviceName
         peerStoreID = hello.storeID
         // One-way estimate: the network delay counts as offset until the first pong corrects it.
-        try measureClockOffset(difference(hello.physicalMillis, now), source: "hello")
+        try measureClockOffset(difference(hello.physicalMillis, now.wallMillis), source: "hello")
 
         // Our position in the peer's history survives only while its store is the one we read.
         if let announced = announcedWatermark, announced.storeID == hello.storeID {
@@ -58,23 +58,33 @@ extension PeerSession {
         phase = .established
         log("established", "version=\(version) name=\(quoted(hello.deviceName)) offset_ms=\(clockOffsetMillis ?? 0) send_from=\(sendCursor) head=\(head) receive_from=\(received)")
         // An early ping turns the one-way clock estimate into a round-trip one.
-        sendPing(nowMillis: now)
+        sendPing(at: now)
         try sendAvailable(store: store)
     }
 
     // MARK: Clock offset
 
-    mutating func sendPing(nowMillis now: Int64) {
-        lastPingMillis = now
-        send(.ping(millis: now))
+    mutating func sendPing(at now: SessionTime) {
+        lastPingMonotonic = now.monotonicMillis
+        lastPingSent = now
+        // The wall time: the peer echoes it back beside its own, for the offset estimate (§6.2).
+        send(.ping(millis: now.wallMillis))
     }
 
-    mutating func receivePong(echoMillis echo: Int64, peerMillis: Int64, nowMillis now: Int64) throws(CloseReason) {
-        let roundTrip = difference(now, echo)
+    mutating func receivePong(echoMillis echo: Int64, peerMillis: Int64, at now: SessionTime) throws(CloseReason) {
+        // The round trip of our last ping is timed on the monotonic clock, and the moment the peer read its
+        // clock placed on our wall clock as it reads now: a wall step while the ping was out then costs
+        // nothing, and the estimate is against our clock as it now is. Without a wall step this is the same
+        // as §6.2's `t1 − (t0 + rtt/2)`. A pong for another ping (an older one, or one we never sent) can
+        // only be timed by the wall clock.
+        let sent = lastPingSent.flatMap { $0.wallMillis == echo ? $0 : nil }
+        let roundTrip = sent.map { difference(now.monotonicMillis, $0.monotonicMillis) } ?? difference(now.wallMillis, echo)
         // A pong for a time we never sent (or a clock that stepped back) cannot be measured; keep the old estimate.
         guard roundTrip >= 0, roundTrip <= configuration.deadAfterMillis else { return }
-        // The peer read its clock about half way through the round trip (NTP's assumption).
-        try measureClockOffset(difference(peerMillis, echo + roundTrip / 2), source: "ping rtt_ms=\(roundTrip)")
+        // The peer read its clock about half way through the round trip (NTP's assumption); `rtt − rtt/2`
+        // back from now is exactly `t0 + rtt/2` when the wall clock did not step.
+        let ourMillisAtPeerReading = sent != nil ? difference(now.wallMillis, roundTrip - roundTrip / 2) : echo + roundTrip / 2
+        try measureClockOffset(difference(peerMillis, ourMillisAtPeerReading), source: "ping rtt_ms=\(roundTrip)")
     }
 
     /// Records a measurement and enforces the bounds. Past `clockWarnMillis` writes order by a clock that is

@@ -11,7 +11,7 @@
 /// frame, which TCP never produces, so a faulty peer — and the watermark could never move again: the
 /// peer would wait for an ack forever. The session ends instead, and the next one resumes from the watermark.
 extension PeerSession {
-    mutating func receiveChanges<S: ReplicaStore>(_ batch: ChangeBatch, nowMillis now: Int64, store: S) throws(CloseReason) {
+    mutating func receiveChanges<S: ReplicaStore>(_ batch: ChangeBatch, at now: SessionTime, store: S) throws(CloseReason) {
         var watermarkIsStale = false
         if !receivedFirstBatch {
             receivedFirstBatch = true
@@ -34,7 +34,8 @@ extension PeerSession {
         let watermark = continues && (reachedIfAllAccepted > received || watermarkIsStale)
             ? PeerWatermark(Watermark(storeID: peerStoreID, sequence: reachedIfAllAccepted), peer: peer) : nil
         let result = try storeCall("applying \(batch.changes.count) entries") { () throws(S.Failure) in
-            try store.apply(batch.changes.map(\.entry).filter { !LocalSuites.isLocalOnly($0.suite) }, physicalMillis: now,
+            // The HLC bound is about wall time: how far ahead of our clock a peer's entries may be.
+            try store.apply(batch.changes.map(\.entry).filter { !LocalSuites.isLocalOnly($0.suite) }, physicalMillis: now.wallMillis,
                             savingWatermark: watermark)
         }
         for change in result.applied { echo.record(change.sequence) }
@@ -56,11 +57,14 @@ extension PeerSession {
             awaitingResend = firstRefused != nil
             if let (sequence, reason) = firstRefused, case let .tooFarAhead(_, ahead, bound) = reason {
                 // The earliest moment our clock accepts the first refused entry; later ones follow in its batch.
-                retryAtMillis = now + (ahead - bound) + 1
+                // Counted as a wait on the monotonic clock, the base of every deadline: should the wall clock
+                // step meanwhile, the request only comes early or late, and an entry still too far ahead is
+                // refused again and waited for again.
+                retryAtMonotonic = now.monotonicMillis + (ahead - bound) + 1
                 log("refused", "count=\(result.refused.count) first=\(sequence) retry_in_ms=\(ahead - bound + 1) reason=\(quoted(reason.description))")
             }
         }
-        lastSyncMillis = now
+        lastSyncMillis = now.wallMillis
         // Empty batches (an up-to-date peer moving our watermark past echoes) are routine, not events.
         if !batch.changes.isEmpty { log("applied", "after=\(batch.after) through=\(batch.through) entries=\(batch.changes.count) applied=\(result.applied.count) superseded=\(result.superseded) refused=\(result.refused.count) watermark=\(received)") }
         send(.ack(sequence: received))
@@ -71,7 +75,7 @@ extension PeerSession {
 
     /// Our clock allows the refused entries now (or soon): ask for the history again from the watermark.
     mutating func retryRefused() {
-        retryAtMillis = nil
+        retryAtMonotonic = nil
         log("request", "after=\(received) why=retry-refused")
         send(.request(after: received))
     }

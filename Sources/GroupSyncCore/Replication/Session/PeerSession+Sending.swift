@@ -107,7 +107,7 @@ extension PeerSession {
         try storeCall("saving the send horizon") { () throws(S.Failure) in try store.setSendHorizon(horizon, peer: peer) }
     }
 
-    mutating func receiveAck<S: ReplicaStore>(_ sequence: Int64, nowMillis now: Int64, store: S) throws(CloseReason) {
+    mutating func receiveAck<S: ReplicaStore>(_ sequence: Int64, at now: SessionTime, store: S) throws(CloseReason) {
         guard batchesInFlight > 0 else { throw .protocolViolation("ack of \(sequence) with no batch outstanding") }
         guard sequence <= highestSent else { throw .protocolViolation("ack of \(sequence), beyond what was sent (\(highestSent))") }
         let heldBack = batchesInFlight == configuration.maxBatchesInFlight
@@ -126,7 +126,7 @@ extension PeerSession {
             // store need not be read again for each ack (one per write, in steady traffic).
             countPending(head: consideredHead)
         }
-        if pendingCount == 0 { lastSyncMillis = now }
+        if pendingCount == 0 { lastSyncMillis = now.wallMillis }
     }
 
     /// The peer refused some entries and asks again from its watermark.

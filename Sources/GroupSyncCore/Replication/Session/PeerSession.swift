@@ -1,8 +1,9 @@
 /// Replication with one peer over one connection, as a deterministic state machine.
 ///
-/// The shell owns the socket, the store and the clock; it feeds the session events (bytes received, a local
-/// commit, time passing) with the current time, and carries out the returned outputs in order. The session
-/// does no I/O of its own, so the simulator can run thousands of them with a fake network and clock.
+/// The shell owns the socket, the store and the clocks; it feeds the session events (bytes received, a local
+/// commit, time passing) with the current time — a monotonic and a wall reading (`SessionTime`) — and
+/// carries out the returned outputs in order. The session does no I/O of its own, so the simulator can run
+/// thousands of them with a fake network and clocks.
 ///
 /// Both sides are symmetric: each sends `hello` at once, then streams its history to the other from where
 /// the other said it stands, and applies the other's history, acknowledging what is durable. See
@@ -14,7 +15,8 @@
 ///
 /// The shell's duties: write `.send` bytes in order; then, if `hasSendHorizonToSave`, call `saveSendHorizon`
 /// and carry out its outputs too; after `.applied` (and after every local commit), call
-/// `localChangesAvailable` on the sessions with the other peers; sleep until `nextDeadline`, then `tick`.
+/// `localChangesAvailable` on the sessions with the other peers; sleep until `nextDeadline` (a monotonic
+/// reading), then `tick`.
 public struct PeerSession: Sendable {
     /// The peer's device ID, as the transport authenticated it. Never taken from a message.
     public let peer: DeviceID
@@ -29,7 +31,8 @@ public struct PeerSession: Sendable {
     public internal(set) var negotiatedVersion: UInt32?
     /// The peer's physical clock minus ours, from `hello` and refined by each ping's round trip.
     public internal(set) var clockOffsetMillis: Int64?
-    /// The last time a batch from the peer was applied, or the peer confirmed it has all of our history.
+    /// The last time a batch from the peer was applied, or the peer confirmed it has all of our history: a
+    /// wall time, for people to read in status.
     public internal(set) var lastSyncMillis: Int64?
     /// Our changes the peer has not acknowledged: entries sent and not yet durable there, plus the positions
     /// of our history not sent yet (an upper bound for those, as a rewritten key leaves a gap). 0 means the
@@ -53,8 +56,8 @@ public struct PeerSession: Sendable {
     /// How far the peer's history is durably applied here: the watermark we store and acknowledge.
     var received: Int64 = 0
     var receivedFirstBatch = false
-    /// When to ask again for entries our clock refused.
-    var retryAtMillis: Int64?
+    /// When to ask again for entries our clock refused, on the monotonic clock like every deadline.
+    var retryAtMonotonic: Int64?
     /// An entry was refused and not resent yet: later batches may start beyond the watermark meanwhile.
     var awaitingResend = false
 
@@ -79,9 +82,13 @@ public struct PeerSession: Sendable {
     var unacknowledged: [(through: Int64, count: Int)] = []
     var echo = EchoFilter()
 
-    // Liveness.
-    var lastReceivedMillis: Int64 = 0
-    var lastPingMillis: Int64 = 0
+    // Liveness, on the monotonic clock: a step of the wall clock must neither hide a vanished peer nor
+    // condemn a live one (see `SessionTime`).
+    var lastReceivedMonotonic: Int64 = 0
+    var lastPingMonotonic: Int64 = 0
+    /// Our last ping, as both clocks read when it left: its pong's round trip is measured on the monotonic
+    /// clock, so a wall step in between does not spoil the offset estimate.
+    var lastPingSent: SessionTime?
 
     public init(peer: DeviceID, deviceName: String, configuration: SessionConfiguration = SessionConfiguration()) {
         self.peer = peer
@@ -102,31 +109,31 @@ public struct PeerSession: Sendable {
     // MARK: Events
 
     /// Opens the session: sends our `hello`. Call once, right after the connection is authenticated.
-    public mutating func start<S: ReplicaStore>(nowMillis now: Int64, store: S) -> [SessionOutput] {
+    public mutating func start<S: ReplicaStore>(at now: SessionTime, store: S) -> [SessionOutput] {
         handle { (session: inout PeerSession) throws(CloseReason) in
             guard session.phase == .idle else { return }
-            try session.sendHello(nowMillis: now, store: store)
+            try session.sendHello(at: now, store: store)
         }
     }
 
     /// Bytes read from the connection, in whatever chunks the transport delivered.
-    public mutating func receive<S: ReplicaStore>(bytes: some Collection<UInt8>, nowMillis now: Int64, store: S) -> [SessionOutput] {
+    public mutating func receive<S: ReplicaStore>(bytes: some Collection<UInt8>, at now: SessionTime, store: S) -> [SessionOutput] {
         handle { (session: inout PeerSession) throws(CloseReason) in
             let frames: [Frame]
             do throws(FrameError) { frames = try session.decoder.feed(bytes) } catch { throw .malformedFrame(error) }
-            for frame in frames { try session.process(frame, nowMillis: now, store: store) }
+            for frame in frames { try session.process(frame, at: now, store: store) }
         }
     }
 
     /// One complete frame, for shells that do their own framing.
-    public mutating func receive<S: ReplicaStore>(frame: Frame, nowMillis now: Int64, store: S) -> [SessionOutput] {
-        handle { (session: inout PeerSession) throws(CloseReason) in try session.process(frame, nowMillis: now, store: store) }
+    public mutating func receive<S: ReplicaStore>(frame: Frame, at now: SessionTime, store: S) -> [SessionOutput] {
+        handle { (session: inout PeerSession) throws(CloseReason) in try session.process(frame, at: now, store: store) }
     }
 
     /// Something was committed to the store (locally or from another peer): send the peer what it lacks.
     /// `head`: the store's last sequence, if the caller has just read it (after the commit), which spares
     /// the session reading it again.
-    public mutating func localChangesAvailable<S: ReplicaStore>(nowMillis now: Int64, store: S, head: Int64? = nil) -> [SessionOutput] {
+    public mutating func localChangesAvailable<S: ReplicaStore>(at now: SessionTime, store: S, head: Int64? = nil) -> [SessionOutput] {
         handle { (session: inout PeerSession) throws(CloseReason) in try session.sendAvailable(store: store, knownHead: head) }
     }
 
@@ -145,9 +152,9 @@ public struct PeerSession: Sendable {
         return handle { (session: inout PeerSession) throws(CloseReason) in try session.saveRaisedSendHorizon(store: store) }
     }
 
-    /// Time passed; call at `nextDeadline` (calling earlier or later is harmless).
-    public mutating func tick(nowMillis now: Int64) -> [SessionOutput] {
-        handle { (session: inout PeerSession) throws(CloseReason) in try session.checkTimers(nowMillis: now) }
+    /// Time passed; call when the monotonic clock reaches `nextDeadline` (calling earlier or later is harmless).
+    public mutating func tick(at now: SessionTime) -> [SessionOutput] {
+        handle { (session: inout PeerSession) throws(CloseReason) in try session.checkTimers(at: now) }
     }
 
     /// Ends the session on purpose: tells the peer goodbye, then closes. `flushingDeferredEchoes`: first send
@@ -161,16 +168,17 @@ public struct PeerSession: Sendable {
         }
     }
 
-    /// The next time `tick` has something to do, or `nil` once closed. An idle session sleeps a whole
-    /// keep-alive period between wake-ups.
+    /// The next time `tick` has something to do, as a reading of the monotonic clock (`SessionTime.
+    /// monotonicMillis`), or `nil` once closed. An idle session sleeps a whole keep-alive period between
+    /// wake-ups.
     public var nextDeadline: Int64? {
         switch phase {
         case .idle, .closed: return nil
-        case .handshaking: return lastReceivedMillis + configuration.deadAfterMillis
+        case .handshaking: return lastReceivedMonotonic + configuration.deadAfterMillis
         case .established:
-            let deadlines = [lastReceivedMillis + configuration.deadAfterMillis,
-                             max(lastReceivedMillis, lastPingMillis) + configuration.keepAliveMillis,
-                             retryAtMillis].compactMap { $0 }
+            let deadlines = [lastReceivedMonotonic + configuration.deadAfterMillis,
+                             max(lastReceivedMonotonic, lastPingMonotonic) + configuration.keepAliveMillis,
+                             retryAtMonotonic].compactMap { $0 }
             return deadlines.min()
         }
     }
@@ -193,10 +201,10 @@ public struct PeerSession: Sendable {
         return outputs
     }
 
-    private mutating func process<S: ReplicaStore>(_ frame: Frame, nowMillis now: Int64, store: S) throws(CloseReason) {
+    private mutating func process<S: ReplicaStore>(_ frame: Frame, at now: SessionTime, store: S) throws(CloseReason) {
         guard phase != .closed else { return }
         guard phase != .idle else { throw .protocolViolation("bytes arrived before the session was started") }
-        lastReceivedMillis = now
+        lastReceivedMonotonic = now.monotonicMillis
         let decoded: Message?
         do throws(MessageError) {
             decoded = try MessageCodec.decode(frame, version: wireVersion, maxBodyBytes: configuration.maxFrameBytes)
@@ -208,15 +216,16 @@ public struct PeerSession: Sendable {
             return
         }
         switch (phase, message) {
-        case (.handshaking, .hello(let hello)): try receiveHello(hello, nowMillis: now, store: store)
-        case (.established, .changes(let batch)): try receiveChanges(batch, nowMillis: now, store: store)
-        case (.established, .ack(let sequence)): try receiveAck(sequence, nowMillis: now, store: store)
+        case (.handshaking, .hello(let hello)): try receiveHello(hello, at: now, store: store)
+        case (.established, .changes(let batch)): try receiveChanges(batch, at: now, store: store)
+        case (.established, .ack(let sequence)): try receiveAck(sequence, at: now, store: store)
         case (.established, .request(let after)): try receiveRequest(after: after, store: store)
         case (.established, .ping(let millis)):
-            send(.pong(echoMillis: millis, millis: now))
+            // Our physical time: the peer compares it with its own clock (§6.2).
+            send(.pong(echoMillis: millis, millis: now.wallMillis))
             try sendAvailable(store: store, flushingEchoes: true)
         case (.established, .pong(let echo, let millis)):
-            try receivePong(echoMillis: echo, peerMillis: millis, nowMillis: now)
+            try receivePong(echoMillis: echo, peerMillis: millis, at: now)
             try sendAvailable(store: store, flushingEchoes: true)
         case (_, .goodbye(let code, let text)): throw .peerSaidGoodbye(code, text)
         case (_, .error(let code, let text)): throw .peerReportedError(code, text)

@@ -11,6 +11,8 @@ enum WatchCommand: Command {
         Prints one JSON line for each change to SUITE from now on, made by this or any other process on
         the machine or arriving from a paired device: the fields of 'get --json' plus "deleted". Waits on
         inotify, so it uses no CPU while nothing changes. Stops when its output is closed or on Ctrl-C.
+        The store keeps the latest version of each key, as replication sends it: writes to one key that
+        follow each other faster than watch reads (a few ms) are printed once, with the latest value.
         (--json is accepted for symmetry; the output is always JSON.)
 
         \(homeHelp)

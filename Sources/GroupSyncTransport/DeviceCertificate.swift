@@ -75,14 +75,19 @@ public struct DeviceCertificate: Sendable, Equatable {
         return try DeviceCertificate(certificatePEM: certificatePEM, privateKeyPEM: privateKeyPEM)
     }
 
-    /// Loads a stored identity: parses both PEM texts, checks the certificate's self-signature and that the key
-    /// belongs to the certificate, and computes the device ID. Any key type OpenSSL can use for TLS 1.3 is accepted,
-    /// so identities made by other tools (e.g. an ECDSA Syncthing certificate) load too.
+    /// Loads a stored identity: parses both PEM texts, checks that the key is Ed25519, the certificate's
+    /// self-signature and that the key belongs to the certificate, and computes the device ID. Only Ed25519:
+    /// the TLS context offers no other signature algorithm (`TLSContext`), so an identity with another key (an
+    /// ECDSA certificate made by another tool) would load, print an ID, and then fail every handshake with a
+    /// misleading "not paired" on one side and "no certificate" on the other.
     public init(certificatePEM: String, privateKeyPEM: String) throws(TransportError) {
         let cert = try OpenSSLSupport.parseCertificate(pem: certificatePEM)
         defer { X509_free(cert) }
         let key = try OpenSSLSupport.parsePrivateKey(pem: privateKeyPEM)
         defer { EVP_PKEY_free(key) }
+        guard EVP_PKEY_get_id(key) == EVP_PKEY_ED25519 else {
+            throw .notAPEMPrivateKey(detail: "it is not an Ed25519 key, the only kind a GroupSync identity uses")
+        }
 
         ERR_clear_error()
         guard let publicKey = X509_get0_pubkey(cert) else {

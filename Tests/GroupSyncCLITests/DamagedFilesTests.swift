@@ -67,6 +67,25 @@ import GroupSyncCore
         try f.expectRefused([f.home + "/cert.pem"], commands: [["get", "s", "k1"], ["init"], ["serve", "--listen", "127.0.0.1:0"]], "truncated cert.pem")
     }
 
+    /// `init` writes the key, then the certificate, then the store: one stopped in between (a full disk, a
+    /// kill) leaves a key alone. Its device ID was never printed, so `init` starts over, and other commands
+    /// say to run it again rather than to restore a certificate no backup can hold.
+    @Test func anInitInterruptedAfterTheKeyCanBeRunAgain() throws {
+        let folder = TemporaryFolder()
+        let cli = GroupSyncBinary(home: folder.path + "/home")
+        try cli.run("init", "--name", "first")
+        for file in ["cert.pem", "store.db", "store.db-wal", "store.db-shm"] { unlink(cli.home + "/" + file) }
+        let status = try cli.run("status")
+        #expect(status.status == 3 && status.stderr.contains("run it again"), "\(status.stderr)")
+        let again = try cli.run("init", "--name", "second")
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(try cli.run("set", "s", "k", "v").status == 0)
+        // A home that has a store has been used: there a missing certificate is damage, never replaced.
+        unlink(cli.home + "/cert.pem")
+        let damaged = try cli.run("init")
+        #expect(damaged.status == 3 && damaged.stderr.contains("restore"), "\(damaged.stderr)")
+    }
+
     @Test func aKeyFromAnotherIdentityIsNamed() throws {
         let f = try Fixture()
         let other = GroupSyncBinary(home: f.folder.path + "/other")

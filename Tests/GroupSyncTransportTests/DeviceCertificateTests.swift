@@ -46,6 +46,22 @@ final class DeviceCertificateTests: XCTestCase {
         }
     }
 
+    /// Only Ed25519: the TLS context signs with nothing else, so another key would load and then fail every
+    /// handshake with misleading errors on both sides.
+    func testANonEd25519IdentityIsRefused() throws {
+        let folder = NSTemporaryDirectory() + "gs-ecdsa-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        _ = try OpenSSLTool.run(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                                 "-keyout", folder + "/key.pem", "-out", folder + "/cert.pem", "-subj", "/CN=ecdsa", "-days", "1"], input: "")
+        let certificate = try String(contentsOfFile: folder + "/cert.pem", encoding: .utf8)
+        let key = try String(contentsOfFile: folder + "/key.pem", encoding: .utf8)
+        XCTAssertThrowsError(try DeviceCertificate(certificatePEM: certificate, privateKeyPEM: key)) {
+            guard case .notAPEMPrivateKey(let detail) = $0 as? TransportError else { return XCTFail("\($0)") }
+            XCTAssertTrue(detail.contains("Ed25519"), detail)
+        }
+    }
+
     func testGarbageIsRefused() throws {
         let good = try DeviceCertificate.generate()
         let garbage = [

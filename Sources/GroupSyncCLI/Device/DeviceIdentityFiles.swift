@@ -14,6 +14,11 @@ enum DeviceIdentityFiles {
         defer { close(lockFD) }
         flock(lockFD, LOCK_EX)
         defer { flock(lockFD, LOCK_UN) }
+        // A key without its certificate, in a home with no store yet, is an `init` that stopped between its
+        // two writes (a full disk, a kill): its device ID was never printed, so no peer can have paired it,
+        // and starting over is safe. A home with a store has been used, and a missing certificate there is
+        // damage, which `load` reports.
+        if Self.isInterruptedInit(home) { unlink(home.privateKeyPath) }
         if let existing = try load(home: home) { return (existing, false) }
         do {
             let certificate = try DeviceCertificate.generate(commonName: commonName)
@@ -46,6 +51,12 @@ enum DeviceIdentityFiles {
         }
     }
 
+    /// A key, no certificate and no store: what an `init` stopped between writing the key and the certificate
+    /// leaves (it writes the key first, and the store only after both).
+    private static func isInterruptedInit(_ home: Home) -> Bool {
+        access(home.privateKeyPath, F_OK) == 0 && access(home.certificatePath, F_OK) != 0 && access(home.storePath, F_OK) != 0
+    }
+
     /// `nil` when the home has no identity yet; an error naming the file when one is damaged.
     static func load(home: Home) throws(CLIError) -> DeviceCertificate? {
         let certificate: String?, key: String?
@@ -57,6 +68,8 @@ enum DeviceIdentityFiles {
         }
         switch (certificate, key) {
         case (nil, nil): return nil
+        case (nil, _) where isInterruptedInit(home):
+            throw .failure("\(home.certificatePath) is missing but \(home.privateKeyPath) exists, and there is no store yet: 'groupsync init' was interrupted; run it again")
         case (nil, _): throw .failure("\(home.certificatePath) is missing but \(home.privateKeyPath) exists; restore the certificate from a backup (a new one would change this device's ID)")
         case (_, nil): throw .failure("\(home.privateKeyPath) is missing but \(home.certificatePath) exists; restore the key from a backup (a new one would change this device's ID)")
         case let (certificate?, key?):

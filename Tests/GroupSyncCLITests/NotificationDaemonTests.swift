@@ -170,6 +170,36 @@ struct NotificationDaemonTests {
         #expect(busB.calls("Notify", timeout: 0).count == 1)
     }
 
+    /// A device that was off when a `--scope all` post was made shows it when it comes back (the record
+    /// arrives with the catch-up, possibly while the notification worker is still starting: its cursor is
+    /// read before that work, so the record is not skipped; this test does not force that timing). And a
+    /// dismiss closes every record of the ID: an older `--scope all` post still shown on peers, under a newer
+    /// local one, closes there too (this part failed before).
+    @Test func aPostMadeWhileAPeerWasOffIsShownWhenItReturnsAndDismissesReachEveryScope() throws {
+        let folder = TemporaryFolder()
+        let busA = try TestSessionBus(log: folder.path + "/a.jsonl"), busB = try TestSessionBus(log: folder.path + "/b.jsonl")
+        try busA.startServer()
+        try busB.startServer()
+        let a = try TestDevice("a", in: folder), b = try TestDevice("b", in: folder)
+        try a.start(environment: busA.environment)
+        try b.start(environment: busB.environment)
+        try pairAll([a, b])
+        #expect(try b.await("k", equals: nil) != nil)
+        // b has something of its own to present at start-up, which keeps its worker busy a moment.
+        try b.cli.run("notify", "post", "--id", "mine", "--title", "b's own")
+        b.stop()
+        try a.cli.run("notify", "post", "--id", "away", "--title", "Posted while b was off", "--scope", "all")
+        try b.start(environment: busB.environment)
+        let shown = busB.calls("Notify", atLeast: 2, timeout: 5).contains { $0["summary"] == .string("Posted while b was off") }
+        #expect(shown, "b shows the post it caught up on: \(b.log)")
+
+        try a.cli.run("notify", "post", "--id", "both", "--title", "To all", "--scope", "all")
+        #expect(busB.calls("Notify", atLeast: 3).contains { $0["summary"] == .string("To all") })
+        try a.cli.run("notify", "post", "--id", "both", "--title", "Here only", "--scope", "local", "--min-interval", "0")
+        #expect(try a.cli.run("notify", "dismiss", "--id", "both").status == 0)
+        #expect(busB.calls("CloseNotification", atLeast: 1, timeout: 5).count >= 1, "the older scope-all copy closed on b: \(b.log)")
+    }
+
     @Test func aFiredCallbacksSendNotificationActionReachesTheDesktop() throws {
         let folder = TemporaryFolder()
         let (bus, a) = try deviceOnItsOwnBus(in: folder)

@@ -12,6 +12,26 @@ import Testing
 
     private static let shield = ["notify", "shield", "--suite", "group.scrollbrake", "--config-key", "shieldShownNotification", "--app", "Instagram"]
 
+    /// A daemon that takes the request but does not answer in time may still carry it out: the CLI says so,
+    /// rather than "no daemon is running" (a listener that never answers stands in for a held-up daemon).
+    @Test func anUnansweredRequestIsNotReportedAsNoDaemon() throws {
+        let folder = TemporaryFolder()
+        let cli = GroupSyncBinary(home: folder.path + "/home")
+        try cli.run("init")
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, byte) in (cli.home + "/control.sock").utf8.enumerated() { raw[i] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        #expect(bound == 0 && listen(listener, 4) == 0)
+        let result = try cli.run("notify", "post", "--id", "x", "--title", "t")
+        #expect(result.status == 3)
+        #expect(result.stderr.contains("did not answer in time") && !result.stderr.contains("no daemon"), "\(result.stderr)")
+    }
+
     /// A missing configuration key is "not found" (1), like `get` of a missing key, not a failed environment (3).
     @Test func shieldWithoutItsConfigurationKeyIsNotFound() throws {
         let folder = TemporaryFolder()

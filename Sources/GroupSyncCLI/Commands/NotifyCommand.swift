@@ -50,8 +50,13 @@ enum NotifyCommand: Command {
         default: throw .usage("unknown notify command '\(verb)': use post, dismiss or shield")
         }
         let context = try DeviceContext.open(home: invocation.home(arguments))
-        guard let answer = ControlClient.request(home: context.home, request.text) else {
+        guard let connection = ControlConnection(home: context.home) else {
             throw .failure("no daemon is running on \(context.home.path): start 'groupsync serve' (notifications are shown by the daemon)")
+        }
+        // Connected but unanswered: the daemon may still carry the request out (its notification worker can be
+        // held up by a notification server that is slow to answer), so do not say that nothing happened.
+        guard let answer = connection.request(request.text) else {
+            throw .failure("the daemon on \(context.home.path) did not answer in time; the request may still take effect (check with 'groupsync status' and the daemon's log)")
         }
         guard case .dictionary(let object)? = try? JSONParser.parse(answer) else { throw .failure("the daemon gave an unreadable answer: \(answer)") }
         if arguments.has("--json") { Console.out(answer) }

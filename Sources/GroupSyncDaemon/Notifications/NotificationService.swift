@@ -102,15 +102,18 @@ final class NotificationService: @unchecked Sendable {
 
     func dismiss(id: String) -> String {
         do {
-            switch NotificationPosting.dismiss(current: try currentRecord(id), device: store.device, nowMillis: clock()) {
-            case .nothingPosted:
+            let records = try self.records(id)
+            if case .nothingPosted = NotificationPosting.dismiss(current: NotificationRecord.current(records), device: store.device, nowMillis: clock()) {
                 return ControlResponse.error("no notification '\(id)' was posted", notFound: true)
-            case .alreadyDismissed:
-                return answer(for: present(id), id: id, dismissing: true)
-            case .accepted(let record):
-                try store.set(record.value, suite: record.suite, key: record.id)
-                return answer(for: present(id), id: id, dismissing: true)
             }
+            // Every record of the ID, not only the newest: an older `--scope all` post still shown on peers,
+            // under a newer local one, must close everywhere too.
+            for record in records {
+                if case .accepted(let dismissed) = NotificationPosting.dismiss(current: record, device: store.device, nowMillis: clock()) {
+                    try store.set(dismissed.value, suite: dismissed.suite, key: dismissed.id)
+                }
+            }
+            return answer(for: present(id), id: id, dismissing: true)
         } catch {
             return ControlResponse.error("\(error)")
         }
@@ -170,9 +173,11 @@ final class NotificationService: @unchecked Sendable {
     // MARK: Worker
 
     private func workerLoop() {
+        // The cursor first: a record replicated while the start-up work below runs (a peer's catch-up lands
+        // at once) is then still ahead of it and scanned, not skipped. Presenting an ID twice is harmless.
+        cursor = (try? store.lastSequence()) ?? 0
         presentAll()
         settleAllActionRequests()
-        cursor = (try? store.lastSequence()) ?? 0
         while true {
             var work: [@Sendable () -> Void] = []
             var scan = false
@@ -356,13 +361,18 @@ final class NotificationService: @unchecked Sendable {
     }
 
     private func currentRecord(_ id: String) throws -> NotificationRecord? {
-        var records: [NotificationRecord?] = []
+        NotificationRecord.current(try records(id))
+    }
+
+    /// The ID's records in both scopes (shared, then local), those that exist.
+    private func records(_ id: String) throws -> [NotificationRecord] {
+        var records: [NotificationRecord] = []
         for suite in [NotificationSuites.sharedRecords, NotificationSuites.localRecords] {
             if let value = try store.entry(suite: suite, key: id)?.value {
                 records.append(try NotificationRecord(id: id, value: value, suite: suite))
             }
         }
-        return NotificationRecord.current(records)
+        return records
     }
 
     /// `dismissing`: the answer to a dismiss, which with no server has nothing to wait for.

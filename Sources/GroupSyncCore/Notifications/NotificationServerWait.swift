@@ -3,11 +3,11 @@
 ///
 /// A headless box, or a service started before the desktop, may never get a server, so waiting must never
 /// become a timer that runs for good:
-/// - Only a post that still has to be shown waits (`NotificationPlanner.planWithoutServer` says `.show`). A
-///   post that is dismissed, already shown or past its time to live needs no server, and neither does a
-///   notification that only has to be closed or forgotten: with no server reachable it went away with the
-///   server that showed it, and its next replan (a change to its record, a restart) tidies the display state.
-/// - A waiting post waits until its time to live runs out, no longer: after that no device shows it anyway.
+/// - A post that still has to be shown waits (`NotificationPlanner.planWithoutServer` says `.show`), and so
+///   does a dismissal of one still on a server's screen: that server may only have been slow to answer.
+///   A post already shown, or dismissed before it was shown, needs no server; one no longer on screen only has
+///   its display state tidied by its next replan (a change to its record, a restart).
+/// - Either waits until the post's time to live runs out, no longer.
 /// - The daemon looks again on a timer only while a session bus is there, on which a server can start at any
 ///   moment (the desktop coming up). Without a bus it looks again only on activity — a write, a replicated
 ///   change, a request — and at start-up: a bus that appears later is found then, never by polling.
@@ -28,8 +28,13 @@ public struct NotificationServerWait: Hashable, Sendable {
     public static func deadline(record: NotificationRecord?, display: NotificationDisplay?, device: DeviceID,
                                 nowMillis: Int64) -> Int64? {
         let plan = NotificationPlanner.planWithoutServer(record: record, display: display, device: device, nowMillis: nowMillis)
-        guard case .show = plan.action, let record else { return nil }
-        return record.expiresAtMillis
+        guard let record else { return nil }
+        if case .show = plan.action { return record.expiresAtMillis }
+        // Dismissed while on a server's screen: that server may only have been slow to answer (a desktop shell
+        // that stalls a moment), not gone, and then the notification is still up. Try closing it again, as long
+        // as the post would have been current.
+        if record.isDismissed, display?.onScreen != nil, nowMillis < record.expiresAtMillis { return record.expiresAtMillis }
+        return nil
     }
 
     /// Presenting `id` found no server: it waits if its post still has to be shown, and stops waiting otherwise.

@@ -12,9 +12,14 @@
 //     the commit's last write, so a failure reaches SQLite as that write's error and the commit fails;
 //   * before any other operation on the log: read, sync, size, truncate, lock, control, close;
 //   * before a shared-memory barrier, shared-memory lock, lock or sync on the log's database file, which is
-//     what publishing the index takes — a safety net for rewritten frame headers (SQLite's
-//     `walRewriteChecksums`) whose commit is not followed by a page write;
+//     what publishing the index takes (a safety net: nothing should be held by then);
 //   * when the held bytes would not be contiguous or would exceed `kHeldCapacity`.
+// Only appends are held. A write below what this handle already wrote (SQLite's `walRewriteChecksums`
+// rewriting the headers of frames it spilled, ending with the commit frame's, which no page write follows)
+// is written at once, after what is held, so that its failure is that write's error and fails the commit.
+// Held until the barrier, its failure could only mark the log failed after SQLite had published a commit
+// whose last header on disk was wrong, and a later recovery would stop there, dropping every commit after
+// it, other processes' acknowledged ones included.
 // A process that dies while holding frames leaves a log without them and an index that never named them:
 // the same state as dying in the middle of SQLite's own writes.
 #include "BatchedLogVFS.h"
@@ -43,6 +48,7 @@ struct BatchedFile {
     int heldLength;
     sqlite3_int64 heldOffset;
     int commitHeaderHeld;   // the last write was a commit frame's header: the next one completes the commit
+    sqlite3_int64 writtenEnd;  // the end of what this handle wrote (held or not) since the log last restarted
     int failed;             // a write that could not report its error failed: every later call reports it
 };
 
@@ -88,6 +94,18 @@ static int batchedWrite(sqlite3_file *base, const void *bytes, int amount, sqlit
         return rc != SQLITE_OK ? rc : file->real->pMethods->xWrite(file->real, bytes, amount, offset);
     }
     if (file->failed) return file->failed;
+    // The log's header, at offset 0, starts it afresh: everything after it is appended again.
+    if (offset == 0) file->writtenEnd = 0;
+    if (offset < file->writtenEnd) {
+        // A rewrite: written now, after what is held, so its failure reaches SQLite from this call.
+        int rc = writeHeld(file);
+        if (rc != SQLITE_OK) return rc;
+        file->commitHeaderHeld = 0;
+        rc = file->real->pMethods->xWrite(file->real, bytes, amount, offset);
+        if (rc == SQLITE_OK && offset + amount > file->writtenEnd) file->writtenEnd = offset + amount;
+        return rc;
+    }
+    file->writtenEnd = offset + amount;
     int completesCommit = file->commitHeaderHeld;
     if (file->heldLength > 0
         && (offset != file->heldOffset + file->heldLength || file->heldLength + amount > kHeldCapacity)) {
@@ -128,7 +146,9 @@ static int batchedRead(sqlite3_file *base, void *bytes, int amount, sqlite3_int6
 }
 
 static int batchedTruncate(sqlite3_file *base, sqlite3_int64 size) {
-    int rc = passOnHeld((BatchedFile *)base);
+    BatchedFile *file = (BatchedFile *)base;
+    int rc = passOnHeld(file);
+    if (rc == SQLITE_OK && file->writtenEnd > size) file->writtenEnd = size;
     return rc != SQLITE_OK ? rc : METHODS(base)->xTruncate(REAL(base), size);
 }
 

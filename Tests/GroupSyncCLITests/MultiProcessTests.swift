@@ -90,6 +90,27 @@ import GroupSyncStore
         #expect(lines.next(timeout: 0.5) == nil, "nothing from the other spelling")
     }
 
+    /// The home's `signal/` folder removed under running watchers (a cleanup script, a user): `watch` and the
+    /// daemon watch a new one, and writers, the daemon's kept signal file included, signal through it.
+    @Test func watchersSurviveTheSignalFolderBeingRemoved() throws {
+        let folder = TemporaryFolder()
+        let device = try TestDevice("a", in: folder)
+        try device.start()
+        let (watcher, output) = try device.cli.start(["watch", "group.watch"])
+        defer { watcher.terminate(); watcher.waitUntilExit() }
+        let lines = LineReader(output.fileHandleForReading)
+        Thread.sleep(forTimeInterval: 0.3)
+        try device.cli.run("set", "group.watch", "before", "1")
+        #expect(lines.next(timeout: 2)?.contains("before") == true)
+        try FileManager.default.removeItem(atPath: device.cli.home + "/signal")
+        Thread.sleep(forTimeInterval: 0.2)
+        try device.cli.run("set", "group.watch", "cli", "2")
+        #expect(lines.next(timeout: 2)?.contains("\"cli\"") == true, "a CLI write after the removal is seen")
+        let client = try UnixClient(path: device.cli.home + "/control.sock")
+        #expect(client.request(#"{"command":"set","suite":"group.watch","key":"daemon","type":"int","value":3}"#).contains(#""ok":true"#))
+        #expect(lines.next(timeout: 2)?.contains("\"daemon\"") == true, "a write through the daemon's kept signal file is seen")
+    }
+
     // MARK: helpers
 
     private func runShell(_ script: String, environment: [String: String]) throws -> Int32 {

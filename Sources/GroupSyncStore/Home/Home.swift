@@ -24,11 +24,12 @@ public struct Home: Sendable {
     public var namePath: String { path + "/name" }
     /// Written to after every commit; watchers in any process wait on it with inotify. It has a folder of its
     /// own, watched instead of the home, so that the store's writes to its log in the home wake no one.
-    public var changeSignalFolder: String { path + "/signal" }
+    public var changeSignalFolder: String { path + "/" + Self.changeSignalFolderName }
     public var changeSignalPath: String { changeSignalFolder + "/" + Self.changeSignalName }
     /// Creates `changeSignalFolder` (private, like the home) unless it exists; false when it cannot.
     public func createChangeSignalFolder() -> Bool { mkdir(changeSignalFolder, 0o700) == 0 || errno == EEXIST }
     public static let changeSignalName = "changes"
+    public static let changeSignalFolderName = "signal"
 
     public var exists: Bool { access(path, F_OK) == 0 }
 

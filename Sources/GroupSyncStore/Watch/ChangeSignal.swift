@@ -20,13 +20,20 @@ public final class ChangeSignal: Sendable {
     deinit { descriptor.withLock { if $0 >= 0 { close($0) } } }
 
     public func post() {
-        let fd = descriptor.withLock { fd -> Int32 in
+        // Under the lock, write included: the descriptor may be replaced below, and a write through a number
+        // another thread has just closed could land in whatever file reused it.
+        descriptor.withLock { fd in
             if fd < 0 { fd = Self.openSignalFile(home) }
-            return fd
+            guard fd >= 0 else { return }
+            var byte: UInt8 = 1
+            _ = pwrite(fd, &byte, 1, 0)
+            // A file no longer linked (its folder was removed) reaches no watcher: open it anew, and signal again.
+            var info = stat()
+            guard fstat(fd, &info) == 0, info.st_nlink == 0 else { return }
+            close(fd)
+            fd = Self.openSignalFile(home)
+            if fd >= 0 { _ = pwrite(fd, &byte, 1, 0) }
         }
-        guard fd >= 0 else { return }
-        var byte: UInt8 = 1
-        _ = pwrite(fd, &byte, 1, 0)
     }
 
     /// Opens (creating it and its folder, private like the home) the file watchers wait on.

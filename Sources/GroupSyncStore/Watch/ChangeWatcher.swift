@@ -5,17 +5,17 @@ import Glibc
 /// `wait` belongs to one thread; `wake` may be called from any (it only writes to a pipe).
 public final class ChangeWatcher: @unchecked Sendable {
     private let inotifyFD: Int32
+    private let home: Home
     /// A self-pipe other threads can poke to wake a blocked `wait` (used by the daemon to shut down).
     private let wakeFD: Int32
     private let wakeWriteFD: Int32
 
     public init(home: Home) throws(HomeError) {
+        self.home = home
         inotifyFD = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
         guard inotifyFD >= 0 else { throw .cannotRead(path: home.path, reason: "inotify: \(String(cString: strerror(errno)))") }
-        // IN_MODIFY is the signal; the others catch the file being created or replaced by a writer.
-        let mask = UInt32(IN_MODIFY) | UInt32(IN_CLOSE_WRITE) | UInt32(IN_MOVED_TO) | UInt32(IN_CREATE)
         let folder = home.changeSignalFolder
-        guard home.createChangeSignalFolder(), inotify_add_watch(inotifyFD, folder, mask) >= 0 else {
+        guard Self.watch(home, with: inotifyFD) else {
             let reason = String(cString: strerror(errno))
             close(inotifyFD)
             throw .cannotRead(path: folder, reason: "inotify watch: \(reason)")
@@ -37,6 +37,19 @@ public final class ChangeWatcher: @unchecked Sendable {
         close(inotifyFD)
         close(wakeFD)
         close(wakeWriteFD)
+    }
+
+    /// IN_MODIFY is the signal; the others catch the file being created or replaced by a writer, and the
+    /// folder itself going away.
+    private static let mask = UInt32(IN_MODIFY) | UInt32(IN_CLOSE_WRITE) | UInt32(IN_MOVED_TO) | UInt32(IN_CREATE)
+        | UInt32(IN_DELETE_SELF) | UInt32(IN_MOVE_SELF)
+
+    /// (Re)creates the signal folder and watches it, and watches the home for the folder's removal: the
+    /// folder's own IN_DELETE_SELF comes only once nothing holds it, and a writer that keeps the signal file
+    /// open (the daemon) holds it until its next signal, so changes made meanwhile would be missed.
+    private static func watch(_ home: Home, with inotifyFD: Int32) -> Bool {
+        _ = inotify_add_watch(inotifyFD, home.path, UInt32(IN_DELETE) | UInt32(IN_MOVED_FROM) | UInt32(IN_ONLYDIR))
+        return home.createChangeSignalFolder() && inotify_add_watch(inotifyFD, home.changeSignalFolder, mask) >= 0
     }
 
     public enum Wake { case changed, woken, timedOut }
@@ -79,7 +92,20 @@ public final class ChangeWatcher: @unchecked Sendable {
                     let nameBytes = raw[nameStart..<min(nameStart + length, n)].prefix { $0 != 0 }
                     return (length, String(decoding: nameBytes, as: UTF8.self))
                 }
+                let mask = buffer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self) }
                 if name == Home.changeSignalName { changed = true }
+                // The home says the signal folder went (removed or renamed): make and watch a new one now.
+                if name == Home.changeSignalFolderName, mask & (UInt32(IN_DELETE) | UInt32(IN_MOVED_FROM)) != 0 {
+                    _ = Self.watch(home, with: inotifyFD)
+                    changed = true
+                }
+                // The folder was removed or moved (its watch is gone: IN_IGNORED follows), or events were lost:
+                // watch a new folder, and count it as a change, since one may have been missed meanwhile.
+                // Without this, every watcher, the daemon's included, would wait for ever.
+                if mask & (UInt32(IN_IGNORED) | UInt32(IN_DELETE_SELF) | UInt32(IN_MOVE_SELF) | UInt32(IN_Q_OVERFLOW)) != 0 {
+                    if mask & UInt32(IN_IGNORED) != 0 { _ = Self.watch(home, with: inotifyFD) }
+                    changed = true
+                }
                 offset += MemoryLayout<inotify_event>.size + nameLength
             }
         }

@@ -14,6 +14,19 @@ struct NotificationDaemonTests {
         return (bus, device)
     }
 
+    /// Two paired devices, each with its daemon on its own private bus and a recording server, connected.
+    private func pairedDevicesOnTheirOwnBuses(in folder: TemporaryFolder) throws -> (TestSessionBus, TestSessionBus, TestDevice, TestDevice) {
+        let busA = try TestSessionBus(log: folder.path + "/a.jsonl"), busB = try TestSessionBus(log: folder.path + "/b.jsonl")
+        try busA.startServer()
+        try busB.startServer()
+        let a = try TestDevice("a", in: folder), b = try TestDevice("b", in: folder)
+        try a.start(environment: busA.environment)
+        try b.start(environment: busB.environment)
+        try pairAll([a, b])
+        #expect(try b.await("k", equals: nil) != nil)
+        return (busA, busB, a, b)
+    }
+
     @Test func fixedIDsReplaceInPlaceDebounceAndDismissAcrossRestarts() throws {
         let folder = TemporaryFolder()
         let (bus, a) = try deviceOnItsOwnBus(in: folder)
@@ -149,14 +162,7 @@ struct NotificationDaemonTests {
 
     @Test func scopeAllRelaysToPairedDevicesAndADismissAnywhereDismissesEverywhere() throws {
         let folder = TemporaryFolder()
-        let busA = try TestSessionBus(log: folder.path + "/a.jsonl"), busB = try TestSessionBus(log: folder.path + "/b.jsonl")
-        try busA.startServer()
-        try busB.startServer()
-        let a = try TestDevice("a", in: folder), b = try TestDevice("b", in: folder)
-        try a.start(environment: busA.environment)
-        try b.start(environment: busB.environment)
-        try pairAll([a, b])
-        #expect(try b.await("k", equals: nil) != nil)
+        let (busA, busB, a, b) = try pairedDevicesOnTheirOwnBuses(in: folder)
         try a.cli.run("notify", "post", "--id", "shield", "--title", "Shield shown", "--scope", "all")
         try a.cli.run("notify", "post", "--id", "private", "--title", "Local only", "--scope", "local")
         #expect(busB.calls("Notify").first?["summary"] == .string("Shield shown"), "\(b.log)")
@@ -180,14 +186,7 @@ struct NotificationDaemonTests {
     /// local one, closes there too (this part failed before).
     @Test func aPostMadeWhileAPeerWasOffIsShownWhenItReturnsAndDismissesReachEveryScope() throws {
         let folder = TemporaryFolder()
-        let busA = try TestSessionBus(log: folder.path + "/a.jsonl"), busB = try TestSessionBus(log: folder.path + "/b.jsonl")
-        try busA.startServer()
-        try busB.startServer()
-        let a = try TestDevice("a", in: folder), b = try TestDevice("b", in: folder)
-        try a.start(environment: busA.environment)
-        try b.start(environment: busB.environment)
-        try pairAll([a, b])
-        #expect(try b.await("k", equals: nil) != nil)
+        let (busA, busB, a, b) = try pairedDevicesOnTheirOwnBuses(in: folder)
         // b has something of its own to present at start-up, which keeps its worker busy a moment.
         try b.cli.run("notify", "post", "--id", "mine", "--title", "b's own")
         b.stop()

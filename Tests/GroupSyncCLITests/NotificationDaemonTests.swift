@@ -14,19 +14,6 @@ struct NotificationDaemonTests {
         return (bus, device)
     }
 
-    /// Two paired devices, each with its daemon on its own private bus and a recording server, connected.
-    private func pairedDevicesOnTheirOwnBuses(in folder: TemporaryFolder) throws -> (TestSessionBus, TestSessionBus, TestDevice, TestDevice) {
-        let busA = try TestSessionBus(log: folder.path + "/a.jsonl"), busB = try TestSessionBus(log: folder.path + "/b.jsonl")
-        try busA.startServer()
-        try busB.startServer()
-        let a = try TestDevice("a", in: folder), b = try TestDevice("b", in: folder)
-        try a.start(environment: busA.environment)
-        try b.start(environment: busB.environment)
-        try pairAll([a, b])
-        #expect(try b.await("k", equals: nil) != nil)
-        return (busA, busB, a, b)
-    }
-
     @Test func fixedIDsReplaceInPlaceDebounceAndDismissAcrossRestarts() throws {
         let folder = TemporaryFolder()
         let (bus, a) = try deviceOnItsOwnBus(in: folder)
@@ -235,13 +222,7 @@ struct NotificationDaemonTests {
 struct TimesUpTests {
     @Test func spendingTheLastMinuteOnOneDevicePostsTimesUpOnEveryDeviceOnce() throws {
         let folder = TemporaryFolder()
-        let busA = try TestSessionBus(log: folder.path + "/a.jsonl"), busB = try TestSessionBus(log: folder.path + "/b.jsonl")
-        try busA.startServer()
-        try busB.startServer()
-        let a = try TestDevice("a", in: folder), b = try TestDevice("b", in: folder)
-        try a.start(environment: busA.environment)
-        try b.start(environment: busB.environment)
-        try pairAll([a, b])
+        let (busA, busB, a, b) = try pairedDevicesOnTheirOwnBuses(in: folder)
         try a.cli.run("balance", "earn", "3")
         Thread.sleep(forTimeInterval: 1)
         // Usage that leaves minutes updates the passive countdown in place on every device.
@@ -268,4 +249,17 @@ struct TimesUpTests {
         #expect(busA.calls("CloseNotification", timeout: 5).count >= 1, "\(a.log)")
         #expect(busB.calls("CloseNotification", timeout: 5).count >= 1, "\(b.log)")
     }
+}
+
+/// Two paired devices, each with its daemon on its own private bus and a recording server, connected.
+func pairedDevicesOnTheirOwnBuses(in folder: TemporaryFolder) throws -> (TestSessionBus, TestSessionBus, TestDevice, TestDevice) {
+    let busA = try TestSessionBus(log: folder.path + "/a.jsonl"), busB = try TestSessionBus(log: folder.path + "/b.jsonl")
+    try busA.startServer()
+    try busB.startServer()
+    let a = try TestDevice("a", in: folder), b = try TestDevice("b", in: folder)
+    try a.start(environment: busA.environment)
+    try b.start(environment: busB.environment)
+    try pairAll([a, b])
+    #expect(try b.await("k", equals: nil) != nil)
+    return (busA, busB, a, b)
 }

@@ -176,7 +176,7 @@ import GroupSyncStore
         let device = try TestDevice("a", in: folder)
         try device.start()
         let pid = try #require(device.daemon?.processIdentifier)
-        let before = try Self.residentKilobytes(pid)
+        let before = try ProcFS.statusField(pid, "VmRSS:")
         let client = try UnixClient(path: device.cli.home + "/control.sock")
         client.setNonBlocking()
         let line = Array(#"{"command":"set","suite":"flood","key":"k","type":"string","value":"\#(String(repeating: "x", count: 200))"}"#.utf8) + [10]
@@ -187,7 +187,7 @@ import GroupSyncStore
             let n = client.sendSome(batch)
             if n > 0 { sent += n } else { usleep(2_000) }
         }
-        let grown = try Self.residentKilobytes(pid) - before
+        let grown = try ProcFS.statusField(pid, "VmRSS:") - before
         #expect(grown < 100 * 1024, "the daemon grew by \(grown / 1024) MB while a client sent \(sent >> 20) MB it never read answers for")
         #expect(sent < 32 << 20, "the daemon stopped taking requests from it (it took \(sent >> 20) MB)")
         #expect(try device.cli.run("status").status == 0, "others are still served")
@@ -240,26 +240,13 @@ import GroupSyncStore
         var held: [UnixClient] = []
         for _ in 0..<80 { if let client = try? UnixClient(path: socketPath) { held.append(client) } }
         usleep(300_000)
-        let busy = try Self.cpuTicks(daemon.processIdentifier)
+        let busy = try ProcFS.cpuTicks(daemon.processIdentifier)
         usleep(1_000_000)
-        let ticks = try Self.cpuTicks(daemon.processIdentifier) - busy
+        let ticks = try ProcFS.cpuTicks(daemon.processIdentifier) - busy
         #expect(ticks < 20, "the daemon used \(ticks) of 100 CPU ticks in a second with \(held.count) connections held")
         held.removeAll()
         usleep(300_000)
         #expect(try cli.run("status").status == 0, "served again once descriptors are free")
-    }
-
-    /// utime + stime of a process, in clock ticks (100 a second).
-    static func cpuTicks(_ pid: Int32) throws -> Int {
-        let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
-        let fields = stat[stat.index(after: try #require(stat.lastIndex(of: ")")))...].split(separator: " ")
-        return try #require(Int(fields[11])) + (try #require(Int(fields[12])))
-    }
-
-    static func residentKilobytes(_ pid: Int32) throws -> Int {
-        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
-        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") })
-        return try #require(line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first.flatMap { Int($0) })
     }
 
     private static func sequence(in answer: String) -> Int? {

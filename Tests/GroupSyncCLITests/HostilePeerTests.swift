@@ -210,12 +210,7 @@ import GroupSyncTransport
     private func threadCount(_ device: TestDevice) throws -> Int { try procStatus(device, "Threads:") }
 
     private func procStatus(_ device: TestDevice, _ field: String) throws -> Int {
-        let pid = try #require(device.daemon?.processIdentifier)
-        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
-        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix(field) })
-        // "Threads:\t5", "VmRSS:\t   1234 kB": a tab, then maybe spaces.
-        let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
-        return try #require(fields.dropFirst().first.flatMap { Int($0) }, "no number in '\(line)'")
+        try ProcFS.statusField(try #require(device.daemon?.processIdentifier), field)
     }
 }
 

@@ -68,9 +68,9 @@ import GroupSyncStore
         // `set` itself takes a few ms; the watcher must add well under 100 ms on top.
         #expect(latencies.max()! < 0.5, "latencies \(latencies)")
         // Idle means idle: no CPU burnt while nothing changes.
-        let before = try cpuTicks(of: watcher.processIdentifier)
+        let before = try ProcFS.cpuTicks(watcher.processIdentifier)
         Thread.sleep(forTimeInterval: 1.0)
-        #expect(try cpuTicks(of: watcher.processIdentifier) - before <= 1)
+        #expect(try ProcFS.cpuTicks(watcher.processIdentifier) - before <= 1)
     }
 
     /// Suites are told apart by their bytes, as the store does: `watch` on the NFC spelling of a name does not
@@ -124,11 +124,6 @@ import GroupSyncStore
     }
 
     /// utime + stime of a process, in clock ticks, from /proc.
-    private func cpuTicks(of pid: Int32) throws -> Int {
-        let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
-        let fields = stat[stat.range(of: ")")!.upperBound...].split(separator: " ")
-        return Int(fields[11])! + Int(fields[12])!
-    }
 }
 
 /// Reads lines from a pipe with a timeout, on a background thread.

@@ -32,15 +32,9 @@ public enum ActionNotificationRequest {
 
     /// The request's device, which only that device's daemon shows (a request replicates with its suite, and
     /// the callback fired on the device that wrote it). `nil` for a request written before the field existed.
-    public static func device(of request: [String: Value]) -> String? {
-        if case .string(let device)? = request["device"] { return device }
-        return nil
-    }
+    public static func device(of request: [String: Value]) -> String? { request["device"]?.stringValue }
 
-    public static func status(of request: [String: Value]) -> String? {
-        if case .string(let status)? = request["status"] { return status }
-        return nil
-    }
+    public static func status(of request: [String: Value]) -> String? { request["status"]?.stringValue }
 
     /// `own`: the request belongs to the deciding device. A pending request older than the default time to live
     /// is not shown any more (a laptop started the next morning must not pop yesterday's callback); a younger one
@@ -49,12 +43,7 @@ public enum ActionNotificationRequest {
         guard own else { return .leave }
         switch status(of: request) {
         case pending?:
-            let ageSeconds: Double
-            switch request["requestedAt"] {
-            case .double(let at)?: ageSeconds = max(0, (Double(nowMillis) - at) / 1000)
-            case .int(let at)?: ageSeconds = max(0, Double(nowMillis - at) / 1000)
-            default: ageSeconds = 0
-            }
+            let ageSeconds = request["requestedAt"]?.epochMillis.map { max(0, (Double(nowMillis) - $0) / 1000) } ?? 0
             let ttl = NotificationRequest.defaultTTLSeconds - ageSeconds
             guard ttl > 0 else { return .settle(expired) }
             do { return .post(try post(identifier: identifier, request: request, ttlSeconds: ttl)) } catch {
@@ -72,15 +61,10 @@ public enum ActionNotificationRequest {
     /// and a repeat of a fixed identifier replaces the earlier one in place.
     public static func post(identifier: String, request: [String: Value], ttlSeconds: Double = NotificationRequest.defaultTTLSeconds)
         throws(NotificationError) -> NotificationRequest {
-        let body = [text(request["subtitle"]), text(request["body"])].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: "\n")
-        let level = try text(request["interruptionLevel"]).map { text throws(NotificationError) in try NotificationLevel(parsing: text) } ?? .default
-        let title = text(request["title"]) ?? identifier
+        let body = [request["subtitle"]?.stringValue, request["body"]?.stringValue].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: "\n")
+        let level = try request["interruptionLevel"]?.stringValue.map { text throws(NotificationError) in try NotificationLevel(parsing: text) } ?? .default
+        let title = request["title"]?.stringValue ?? identifier
         return try NotificationRequest(id: identifier, content: NotificationContent(title: title, body: body, level: level),
                                        minIntervalSeconds: 0, scope: .local, ttlSeconds: ttlSeconds)
-    }
-
-    private static func text(_ value: Value?) -> String? {
-        if case .string(let text)? = value { return text }
-        return nil
     }
 }

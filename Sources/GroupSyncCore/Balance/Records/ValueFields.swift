@@ -1,4 +1,4 @@
-/// Small readers for the dictionaries balance records are stored as. A field of the wrong type reads
+/// Small readers for the dictionaries balance records and action requests are stored as. A field of the wrong type reads
 /// as absent: a damaged or foreign record is ignored, never trusted and never a crash.
 extension Value {
     var intValue: Int64? {

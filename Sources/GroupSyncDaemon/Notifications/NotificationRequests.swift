@@ -13,17 +13,17 @@ enum NotificationRequests {
             switch command {
             case "notify-post":
                 let post = try parsePost(request)
-                return service.onWorker { $0.post(post) }
+                return service.onWorker { $0.post(post).json }
             case "notify-actions":
                 let suite = try string(request, "suite")
                 return service.onWorker { $0.settleActionRequests(suite: suite) }
             case "notify-dismiss":
                 let id = try string(request, "id")
                 try NotificationRequest.validate(id: id)
-                return service.onWorker { $0.dismiss(id: id) }
+                return service.onWorker { $0.dismiss(id: id).json }
             default:
                 let suite = try string(request, "suite"), configKey = try string(request, "configKey"), app = try string(request, "app")
-                return service.onWorker { $0.shield(suite: suite, configKey: configKey, app: app) }
+                return service.onWorker { $0.shield(suite: suite, configKey: configKey, app: app).json }
             }
         } catch {
             return ControlResponse.error("\(error)")

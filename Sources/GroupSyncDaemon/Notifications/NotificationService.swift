@@ -78,33 +78,28 @@ final class NotificationService: @unchecked Sendable {
 
     // MARK: Requests (worker thread)
 
-    func post(_ request: NotificationRequest) -> String {
+    func post(_ request: NotificationRequest) -> NotificationAnswer {
         let now = clock()
         do {
             let current = try currentRecord(request.id)
             switch NotificationPosting.post(request, current: current, device: store.device, nowMillis: now) {
             case .suppressed(let last, let until):
                 log.write("event=notification-suppressed id=\(quoted(request.id)) last_posted_ms_ago=\(now - last) until_ms=\(until - now)")
-                var object = JSONObject()
-                object.add("ok", true)
-                object.add("id", request.id)
-                object.add("result", "suppressed")
-                object.add("retryInSeconds", .double(Double(until - now) / 1000))
-                return object.text
+                return .done(id: request.id, result: .suppressed, retryInSeconds: Double(until - now) / 1000)
             case .accepted(let record):
                 try store.set(record.value, suite: record.suite, key: record.id)
                 return answer(for: present(request.id), id: request.id)
             }
         } catch {
-            return ControlResponse.error("\(error)")
+            return .refused("\(error)")
         }
     }
 
-    func dismiss(id: String) -> String {
+    func dismiss(id: String) -> NotificationAnswer {
         do {
             let records = try self.records(id)
             if case .nothingPosted = NotificationPosting.dismiss(current: NotificationRecord.current(records), device: store.device, nowMillis: clock()) {
-                return ControlResponse.error("no notification '\(id)' was posted", notFound: true)
+                return .refused("no notification '\(id)' was posted", notFound: true)
             }
             // Every record of the ID, not only the newest: an older `--scope all` post still shown on peers,
             // under a newer local one, must close everywhere too.
@@ -115,13 +110,13 @@ final class NotificationService: @unchecked Sendable {
             }
             return answer(for: present(id), id: id, dismissing: true)
         } catch {
-            return ControlResponse.error("\(error)")
+            return .refused("\(error)")
         }
     }
 
     /// The seed's shield-shown notification: the configuration written beforehand in the app's suite, debounced
     /// by the `…LastSentAt` kept beside it, written only once the post was accepted.
-    func shield(suite: String, configKey: String, app: String) -> String {
+    func shield(suite: String, configKey: String, app: String) -> NotificationAnswer {
         let now = clock()
         do {
             let lastSentAtKey = ShieldNotificationConfig.lastSentAtKey(configKey: configKey)
@@ -132,14 +127,10 @@ final class NotificationService: @unchecked Sendable {
             switch outcome {
             case .suppressed(let last, let until):
                 log.write("event=shield-notification-suppressed suite=\(quoted(suite)) last_sent_ms_ago=\(now - last)")
-                var object = JSONObject()
-                object.add("ok", true)
-                object.add("result", "suppressed")
-                object.add("retryInSeconds", .double(Double(until - now) / 1000))
-                return object.text
+                return .done(id: nil, result: .suppressed, retryInSeconds: Double(until - now) / 1000)
             case .post(let request, let lastSentAt):
                 let answer = post(request)
-                if answer.contains(#""ok":true"#) && !answer.contains(#""result":"suppressed""#) {
+                if case .done(_, let result, _, _) = answer, result != .suppressed {
                     try store.set(lastSentAt, suite: suite, key: lastSentAtKey)
                 }
                 return answer
@@ -147,10 +138,10 @@ final class NotificationService: @unchecked Sendable {
         } catch let error as NotificationError {
             // The app has not written its configuration, or wrote something of another shape: a missing key
             // and bad data, not a failing machine, so the CLI exits 1 or 2 as for `get` and `set`.
-            if case .missingConfig = error { return ControlResponse.error("\(error)", notFound: true) }
-            return ControlResponse.error("\(error)", badInput: true)
+            if case .missingConfig = error { return .refused("\(error)", notFound: true) }
+            return .refused("\(error)", badInput: true)
         } catch {
-            return ControlResponse.error("\(error)")
+            return .refused("\(error)")
         }
     }
 
@@ -261,9 +252,9 @@ final class NotificationService: @unchecked Sendable {
             case .settle(let settled):
                 status = settled
             case .post(let post):
-                status = Self.status(posted: self.post(post))
+                status = self.post(post).postedStatus
             case .dismiss:
-                status = Self.status(dismissed: dismiss(id: identifier))
+                status = dismiss(id: identifier).dismissedStatus
             }
             var updated = request
             updated["status"] = .string(status)
@@ -285,29 +276,6 @@ final class NotificationService: @unchecked Sendable {
             }
         }
         return nil
-    }
-
-    /// A posted request's status: the answer's `result`, as `fire` always reported it (shown, waiting,
-    /// suppressed, unchanged), or `failed: ` and why.
-    private static func status(posted answer: String) -> String {
-        guard case .dictionary(let object)? = try? JSONParser.parse(answer) else { return "failed" }
-        let reason = object["reason"].flatMap { if case .string(let text) = $0 { text } else { nil } }
-        switch object["result"] {
-        case .string("failed")?: return "failed: " + (reason ?? "the notifier failed")
-        case .string(let result)?: return result
-        default:
-            if case .string(let error)? = object["error"] { return "failed: " + error }
-            return "failed"
-        }
-    }
-
-    /// A dismissed request's status: `removed` whether it was closed, was not on any screen here (no server,
-    /// or never posted because it was still pending), or `failed: ` and why when the state could not be kept.
-    private static func status(dismissed answer: String) -> String {
-        guard case .dictionary(let object)? = try? JSONParser.parse(answer) else { return "failed" }
-        if object["ok"] == .bool(true) || object["notFound"] == .bool(true) { return ActionNotificationRequest.removed }
-        if case .string(let error)? = object["error"] { return "failed: " + error }
-        return "failed"
     }
 
     private func scanChanges() {
@@ -376,34 +344,27 @@ final class NotificationService: @unchecked Sendable {
     }
 
     /// `dismissing`: the answer to a dismiss, which with no server has nothing to wait for.
-    private func answer(for outcome: NotificationPresenter.Outcome?, id: String, dismissing: Bool = false) -> String {
-        var object = JSONObject()
-        object.add("ok", true)
-        object.add("id", id)
+    private func answer(for outcome: NotificationPresenter.Outcome?, id: String, dismissing: Bool = false) -> NotificationAnswer {
         switch outcome?.kind {
         case .done(let plan)?:
+            let result: NotificationAnswer.Result
             switch plan.action {
-            case .show: object.add("result", "shown")
-            case .close: object.add("result", "closed")
-            case .nothing, .forget: object.add("result", "unchanged")
+            case .show: result = .shown
+            case .close: result = .closed
+            case .nothing, .forget: result = .unchanged
             }
-            object.add("reason", "\(plan.reason)")
+            return .done(id: id, result: result, reason: "\(plan.reason)")
         case .serverUnavailable(let reason)? where dismissing:
             // The dismissal is stored (and replicated for scope all); nothing waits for a server to close it,
             // since whatever was shown here went away with that server (NotificationServerWait).
-            object.add("result", "unchanged")
-            object.add("reason", "dismissed; no notification server (\(reason)), so nothing was closed here")
+            return .done(id: id, result: .unchanged, reason: "dismissed; no notification server (\(reason)), so nothing was closed here")
         case .serverUnavailable(let reason)?:
-            object.add("result", "waiting")
-            object.add("reason", "no notification server (\(reason)); it will be shown when one appears")
+            return .done(id: id, result: .waiting, reason: "no notification server (\(reason)); it will be shown when one appears")
         case .failed(_, let reason)?:
-            object.add("result", "failed")
-            object.add("reason", reason)
+            return .done(id: id, result: .failed, reason: reason)
         case nil:
-            object.add("result", "failed")
-            object.add("reason", "the notification state could not be read")
+            return .done(id: id, result: .failed, reason: "the notification state could not be read")
         }
-        return object.text
     }
 
     private func quoted(_ text: String) -> String { JSONWriter.string(for: .string(text)) }

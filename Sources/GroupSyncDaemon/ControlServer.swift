@@ -346,7 +346,7 @@ final class ControlServer: @unchecked Sendable {
         for received in requests {
             guard let (request, command) = received.request else {
                 flushWrites()
-                answers.append(ControlResponse.error(received.problem ?? "the request is not a JSON object with a command"))
+                answers.append(ControlResponse.error(received.problem ?? "the request is not a JSON object with a command", badInput: true))
                 continue
             }
             if let write = received.write {
@@ -358,7 +358,7 @@ final class ControlServer: @unchecked Sendable {
             case "status": answers.append(daemon.statusReport().json)
             case "get": answers.append(daemon.read(request))
             case "notify-post", "notify-dismiss", "notify-shield", "notify-actions": answers.append(NotificationRequests.handle(command, request, daemon.notifications))
-            default: answers.append(ControlResponse.error("unknown command '\(command)' (status, get, set, delete, notify-post, notify-dismiss, notify-shield, notify-actions)"))
+            default: answers.append(ControlResponse.error("unknown command '\(command)' (status, get, set, delete, notify-post, notify-dismiss, notify-shield, notify-actions)", badInput: true))
             }
         }
         flushWrites()
@@ -380,10 +380,11 @@ struct ReceivedRequest {
 
     init(_ line: String) {
         // A member set to null counts as absent: CONTROL.md lets clients send fields the daemon does not know,
-        // and a JSON encoder may write an unset optional as null. A null `value` is then a missing value.
+        // and a JSON encoder may write an unset optional as null. A null `value` is then a missing value; a null
+        // inside it is refused, as `set --json` refuses it.
         let parsed: Value
         do throws(JSONError) {
-            parsed = try JSONParser.parse(line, omittingNullMembers: true)
+            parsed = try JSONParser.parse(line, nullMembers: .omittedExceptIn(member: "value"))
         } catch {
             (request, write, problem) = (nil, nil, "the request is \(error)")
             return

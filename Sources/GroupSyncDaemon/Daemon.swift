@@ -417,7 +417,7 @@ public final class Daemon: @unchecked Sendable {
         for (index, request) in requests.enumerated() {
             switch request {
             case .success(let write): valid.append((index, write))
-            case .failure(let error): answers[index] = ControlResponse.error(error.description)
+            case .failure(let error): answers[index] = ControlResponse.error(error.description, badInput: true)
             }
         }
         let results = committer.commit(valid.map(\.write))
@@ -452,7 +452,7 @@ public final class Daemon: @unchecked Sendable {
     /// `get` from a control-socket client: the entry as `get --json` prints it.
     func read(_ request: [String: Value]) -> String {
         guard case .string(let suite)? = request["suite"], case .string(let key)? = request["key"] else {
-            return ControlResponse.error("give suite and key as strings")
+            return ControlResponse.error("give suite and key as strings", badInput: true)
         }
         let found = readLock.withLock { _ in Result { () throws(StoreError) in try reader.entry(suite: suite, key: key) } }
         switch found {

@@ -20,15 +20,21 @@ import GroupSyncStore
         // Bad requests get an error line and change nothing; the connection stays usable.
         for bad in ["nonsense", #"{"command":"frob"}"#, #"{"command":"set","suite":"s","key":"x","type":"int","value":"7"}"#,
                     #"{"command":"set","suite":"","key":"x","type":"int","value":7}"#, #"{"command":"set","suite":"s","key":"x","type":"date","value":"soon"}"#] {
-            #expect(client.request(bad).contains(#""ok":false"#), "\(bad)")
+            // Refused as the client's mistake (badInput), not as a failing daemon (CONTROL.md).
+            let answer = client.request(bad)
+            #expect(answer.contains(#""ok":false"#) && answer.contains(#""badInput":true"#), "\(bad): \(answer)")
         }
         #expect(try device.get("x", suite: "s") == nil)
         #expect(client.request(#"{"command":"get","suite":"s","key":"t"}"#).contains("2026-11-29T13:15:00Z"))
         // CONTROL.md: unknown fields are ignored, and a null one is no different; a null value is a missing one.
         #expect(client.request(#"{"command":"get","suite":"s","key":"t","trace":null}"#).contains("2026-11-29T13:15:00Z"))
+        #expect(client.request(#"{"command":"get","suite":"s","key":"t","trace":[null,{"a":null}]}"#).contains("2026-11-29T13:15:00Z"))
         #expect(client.request(#"{"command":"set","suite":"s","key":"n","type":"int","value":1,"extra":null}"#).contains(#""ok":true"#))
         let nullValue = client.request(#"{"command":"set","suite":"s","key":"x","type":"int","value":null}"#)
         #expect(nullValue.contains(#""ok":false"#) && nullValue.contains("value"), "\(nullValue)")
+        // A null inside the value is not a request field: refused like `set --json`, not dropped from it.
+        let nullMember = client.request(#"{"command":"set","suite":"s","key":"x","type":"dictionary","value":{"title":"t","subtitle":null}}"#)
+        #expect(nullMember.contains(#""ok":false"#) && nullMember.contains("null cannot be stored"), "\(nullMember)")
         // Malformed JSON is answered with where and why, not a guess.
         let broken = client.request(#"{"command":"get","suite":"s","key":}"#)
         #expect(broken.contains(#""ok":false"#) && broken.contains("invalid JSON at byte"), "\(broken)")

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 import GroupSyncCore
 @testable import GroupSyncStore
@@ -152,6 +153,23 @@ import GroupSyncCore
         #expect(try f.runBounded(["get", "s", "k2"]).stdout == "v2\n")
         let list = try f.runBounded(["list", "s"])
         #expect(list.status == 3 && list.stderr.contains("s/k3"))
+    }
+
+    /// Another program's SQLite file under the store's name is refused as it is: not switched to WAL, not
+    /// given the store's tables, whether it claims no schema version or ours.
+    @Test(arguments: [0, 1]) func anotherProgramsDatabaseIsRefusedAndLeftAlone(userVersion: Int) throws {
+        let f = try Fixture()
+        let store = f.home + "/store.db"
+        for suffix in ["", "-wal", "-shm"] { unlink(store + suffix) }
+        do {
+            let foreign = try SQLiteDatabase(path: store)
+            try foreign.execute("CREATE TABLE foo(x); INSERT INTO foo VALUES (1); PRAGMA user_version = \(userVersion)")
+        }
+        let original = try #require(f.bytes("store.db"))
+        try f.expectRefused([store, "not a GroupSync store", "foo"], commands: [["get", "s", "k1"], ["set", "s", "k", "v"], ["serve", "--listen", "127.0.0.1:0"]],
+                            "foreign database, user_version \(userVersion)")
+        #expect(f.bytes("store.db") == original, "left exactly as it was")
+        #expect(!FileManager.default.fileExists(atPath: store + "-wal"), "not switched to WAL")
     }
 
     @Test func aStoreFromANewerGroupSyncIsRefused() throws {

@@ -77,7 +77,7 @@ final class TestDevice {
 
     func status() throws -> [String: Value] {
         let result = try cli.run("status", "--json")
-        guard case .dictionary(let object) = try JSONParser.parse(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines), omittingNullMembers: true) else {
+        guard case .dictionary(let object) = try JSONParser.parse(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines), nullMembers: .omittedEverywhere) else {
             throw FixtureError("status is not an object")
         }
         return object

@@ -35,10 +35,23 @@ import Testing
     }
 
     @Test func answersMayCarryNullMembers() throws {
-        let parsed = try JSONParser.parse(#"{"a":null,"b":{"c":null,"d":1}}"#, omittingNullMembers: true)
+        let parsed = try JSONParser.parse(#"{"a":null,"b":{"c":null,"d":1}}"#, nullMembers: .omittedEverywhere)
         #expect(parsed == .dictionary(["b": .dictionary(["d": .int(1)])]))
-        #expect(throws: JSONError.self) { try JSONParser.parse("[null]", omittingNullMembers: true) }
+        #expect(try JSONParser.parse(#"{"a":[null,1,null]}"#, nullMembers: .omittedEverywhere) == .dictionary(["a": .array([.int(1)])]))
         #expect(throws: JSONError.self) { try JSONParser.parse(#"{"a":null}"#) }
+    }
+
+    /// A request's own fields may be null (absent), but a null inside the value it carries is refused: left
+    /// out, it would store a dictionary without the members the client sent.
+    @Test func requestsOmitNullsOutsideTheirValue() throws {
+        let request = JSONParser.NullMembers.omittedExceptIn(member: "value")
+        let parsed = try JSONParser.parse(#"{"a":null,"b":1,"extra":[null,{"c":null}],"value":null}"#, nullMembers: request)
+        #expect(parsed == .dictionary(["b": .int(1), "extra": .array([.dictionary([:])])]))
+        #expect(throws: JSONError.self) { try JSONParser.parse(#"{"value":{"title":"x","subtitle":null}}"#, nullMembers: request) }
+        #expect(throws: JSONError.self) { try JSONParser.parse(#"{"value":[{"label":null}]}"#, nullMembers: request) }
+        #expect(throws: JSONError.self) { try JSONParser.parse(#"{"value":[1,null]}"#, nullMembers: request) }
+        // Only the outermost object's member is the value: a nested "value" is not.
+        #expect(try JSONParser.parse(#"{"extra":{"value":null}}"#, nullMembers: request) == .dictionary(["extra": .dictionary([:])]))
     }
 
     @Test func deepNestingIsBounded() {

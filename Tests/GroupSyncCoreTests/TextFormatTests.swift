@@ -16,6 +16,16 @@ import Testing
         #expect(ISO8601.parse("2026-11-29") == 1_795_910_400)
     }
 
+    /// Dates are read at the millisecond they print with, so what `get` shows is what is stored, and a
+    /// fraction that rounds into year 10000 makes a date the store refuses rather than one it cannot print.
+    @Test func readsToTheMillisecond() {
+        #expect(ISO8601.parse("2024-01-01T00:00:00.0004Z") == ISO8601.parse("2024-01-01T00:00:00Z"))
+        #expect(ISO8601.parse("2024-01-01T00:00:00.0006Z") == ISO8601.parse("2024-01-01T00:00:00.001Z"))
+        let edge = ISO8601.parse("9999-12-31T23:59:59.9999Z")!
+        #expect(!Value.date(edge).isStorable)
+        #expect(!Value.date(253_402_300_799.9996).isStorable && Value.date(253_402_300_799.999).isStorable)
+    }
+
     @Test(arguments: ["", "2026-13-01", "2026-02-30", "2026-11-29T25:00:00Z", "2026-11-29T13:15:00", "yesterday", "2026-11-29T13:15:00Zjunk", "2026-11-29T13:15:00.Z"])
     func refusesNonsense(text: String) {
         #expect(ISO8601.parse(text) == nil)

@@ -27,7 +27,7 @@ struct BalanceSession {
     /// Whether the daemon runs and has at least one peer session up.
     var hasConnectedPeers: Bool {
         guard let json = ControlClient.request(home: context.home, #"{"command":"status"}"#),
-              case .dictionary(let status)? = try? JSONParser.parse(json, omittingNullMembers: true), case .array(let peers)? = status["peers"] else { return false }
+              case .dictionary(let status)? = try? JSONParser.parse(json, nullMembers: .omittedEverywhere), case .array(let peers)? = status["peers"] else { return false }
         return peers.contains { peer in
             if case .dictionary(let p) = peer { return p["connected"] == .bool(true) }
             return false

@@ -42,7 +42,7 @@ enum StatusCommand: Command {
     }
 
     private static func textView(fromJSON json: String) -> String? {
-        guard case .dictionary(let object)? = try? JSONParser.parse(json, omittingNullMembers: true),
+        guard case .dictionary(let object)? = try? JSONParser.parse(json, nullMembers: .omittedEverywhere),
               case .string(let idText)? = object["id"], let id = try? DeviceID(parsing: idText),
               case .array(let peers)? = object["peers"] else { return nil }
         func string(_ value: Value?) -> String? { if case .string(let s)? = value { return s }; return nil }

@@ -9,22 +9,36 @@ public struct JSONParser {
 
     /// The input is a Swift `String`, so it is valid UTF-8 already; only JSON's own grammar is checked here.
     public static func parse(_ text: String) throws(JSONError) -> Value {
-        try parse(text, omittingNullMembers: false)
+        try parse(text, nullMembers: .refused)
     }
 
-    /// For reading answers (the daemon's status) rather than values to store: an object member whose value
-    /// is `null` is left out, as if absent. `null` anywhere else is still refused.
-    public static func parse(_ text: String, omittingNullMembers: Bool) throws(JSONError) -> Value {
+    /// What `parse` does with `null`, which no App Group value holds.
+    public enum NullMembers: Sendable {
+        /// Refused: a value to store has none.
+        case refused
+        /// Left out wherever it is (an object member or an array element), as if absent: for reading answers
+        /// (the daemon's status), whose fields may be null.
+        case omittedEverywhere
+        /// Left out, except inside the outermost object's member of this name, where it is refused: a
+        /// control-socket request, whose optional or unknown fields a client's encoder may write with nulls,
+        /// while the `value` it carries keeps every member it was sent with or is refused (a dictionary
+        /// member dropped silently would change the stored value).
+        case omittedExceptIn(member: String)
+    }
+
+    public static func parse(_ text: String, nullMembers: NullMembers) throws(JSONError) -> Value {
         var parser = JSONParser(bytes: Array(text.utf8))
-        parser.omitNullMembers = omittingNullMembers
+        parser.nullMembers = nullMembers
         parser.skipWhitespace()
-        let value = try parser.parseValue(depth: 0)
+        let omitting: Bool
+        if case .refused = nullMembers { omitting = false } else { omitting = true }
+        let value = try parser.parseValue(depth: 0, omittingNulls: omitting)
         parser.skipWhitespace()
         guard parser.index == parser.bytes.count else { throw parser.error("unexpected text after the JSON value") }
         return value
     }
 
-    private var omitNullMembers = false
+    private var nullMembers = NullMembers.refused
 
     private init(bytes: [UInt8]) { self.bytes = bytes }
 
@@ -43,12 +57,13 @@ public struct JSONParser {
         }
     }
 
-    private mutating func parseValue(depth: Int) throws(JSONError) -> Value {
+    /// `omittingNulls`: null members and elements inside are left out (`NullMembers`).
+    private mutating func parseValue(depth: Int, omittingNulls: Bool) throws(JSONError) -> Value {
         guard depth < maxDepth else { throw error("nested deeper than \(maxDepth)") }
         guard let c = current else { throw error("unexpected end of JSON") }
         switch c {
-        case UInt8(ascii: "{"): return try parseObject(depth: depth)
-        case UInt8(ascii: "["): return try parseArray(depth: depth)
+        case UInt8(ascii: "{"): return try parseObject(depth: depth, omittingNulls: omittingNulls)
+        case UInt8(ascii: "["): return try parseArray(depth: depth, omittingNulls: omittingNulls)
         case UInt8(ascii: "\""): return .string(try parseString())
         case UInt8(ascii: "t"): try expect("true"); return .bool(true)
         case UInt8(ascii: "f"): try expect("false"); return .bool(false)
@@ -58,7 +73,7 @@ public struct JSONParser {
         }
     }
 
-    private mutating func parseObject(depth: Int) throws(JSONError) -> Value {
+    private mutating func parseObject(depth: Int, omittingNulls: Bool) throws(JSONError) -> Value {
         index += 1
         var dict: [String: Value] = [:]
         skipWhitespace()
@@ -71,10 +86,13 @@ public struct JSONParser {
             skipWhitespace()
             try expect(":")
             skipWhitespace()
-            if omitNullMembers && current == UInt8(ascii: "n") {
+            // The member itself may be null (absent); inside the excepted member, nothing may.
+            var omitsInside = omittingNulls
+            if depth == 0, case .omittedExceptIn(let member) = nullMembers, key == member { omitsInside = false }
+            if omittingNulls && current == UInt8(ascii: "n") {
                 try expect("null")
             } else {
-                dict[key] = try parseValue(depth: depth + 1)
+                dict[key] = try parseValue(depth: depth + 1, omittingNulls: omitsInside)
             }
             skipWhitespace()
             if current == UInt8(ascii: ",") { index += 1; continue }
@@ -83,14 +101,18 @@ public struct JSONParser {
         }
     }
 
-    private mutating func parseArray(depth: Int) throws(JSONError) -> Value {
+    private mutating func parseArray(depth: Int, omittingNulls: Bool) throws(JSONError) -> Value {
         index += 1
         var items: [Value] = []
         skipWhitespace()
         if current == UInt8(ascii: "]") { index += 1; return .array(items) }
         while true {
             skipWhitespace()
-            items.append(try parseValue(depth: depth + 1))
+            if omittingNulls && current == UInt8(ascii: "n") {
+                try expect("null")
+            } else {
+                items.append(try parseValue(depth: depth + 1, omittingNulls: omittingNulls))
+            }
             skipWhitespace()
             if current == UInt8(ascii: ",") { index += 1; continue }
             try expect("]")

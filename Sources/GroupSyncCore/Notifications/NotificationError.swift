@@ -24,9 +24,9 @@ public enum NotificationError: Error, Hashable, Sendable, CustomStringConvertibl
         case .unknownScope(let text):
             "unknown scope '\(text)': use one of \(NotificationScope.allCases.map(\.rawValue).joined(separator: ", "))"
         case .invalidMinInterval(let seconds):
-            "minimum interval \(seconds) s is not a finite number of seconds ≥ 0"
+            "minimum interval \(seconds) s is not a number of seconds from 0 to \(Int(NotificationRequest.maxSeconds)) (10 years)"
         case .invalidTTL(let seconds):
-            "time to live \(seconds) s is not a finite number of seconds > 0"
+            "time to live \(seconds) s is not a number of seconds above 0 and at most \(Int(NotificationRequest.maxSeconds)) (10 years)"
         case .malformedRecord(let suite, let key, let reason):
             "notification state \(suite)/\(key) is malformed: \(reason)"
         case .missingConfig(let suite, let key):

@@ -24,7 +24,14 @@ public enum ISO8601 {
         return out + "Z"
     }
 
+    /// Rounded to the millisecond, the precision `format` prints: a date read and written back through the
+    /// CLI or the control socket is the date stored, and one that rounds past 9999 is refused, not stored
+    /// to print as a year `parse` cannot read.
     public static func parse(_ text: String) -> Double? {
+        parseExactly(text).map { ($0 * 1000).rounded() / 1000 }
+    }
+
+    private static func parseExactly(_ text: String) -> Double? {
         let c = Array(text.utf8)
         var i = 0
         func number(_ digits: Int) -> Int? {

@@ -26,7 +26,8 @@ enum NotificationRequests {
                 return service.onWorker { $0.shield(suite: suite, configKey: configKey, app: app).json }
             }
         } catch {
-            return ControlResponse.error("\(error)")
+            // Only the request's own fields are read here: whatever is wrong is in the request.
+            return ControlResponse.error("\(error)", badInput: true)
         }
     }
 

@@ -7,12 +7,19 @@ enum StoreSchema {
     static let version: Int64 = 1
 
     static func prepare(_ db: SQLiteDatabase) throws(StoreError) {
+        // Checked before anything is written: another program's SQLite file under the store's name (a copy
+        // gone wrong, a path mixed up) is refused as it is, not switched to WAL and given our tables.
+        let current = try userVersion(db)
+        let tables = try tableNames(db)
+        if current == 0 && !tables.isEmpty || current == version && !tables.isSuperset(of: ownTables) {
+            let listed = tables.sorted().prefix(5).joined(separator: ", ")
+            throw .corrupt(path: db.path, reason: "it is not a GroupSync store: an SQLite file with schema version \(current) and tables: \(listed.isEmpty ? "none" : listed)")
+        }
         // WAL lets readers and one writer proceed together across processes; FULL syncs the WAL on every
         // commit, so an acknowledged write survives power loss, not just a crash of the process.
         try db.execute("PRAGMA journal_mode=WAL")
         try db.execute("PRAGMA synchronous=FULL")
         try db.execute("PRAGMA foreign_keys=OFF")
-        let current = try userVersion(db)
         if current == version { return }
         guard current < version else { throw .unsupportedSchema(path: db.path, version: current) }
         try db.transaction(immediate: true) { () throws(StoreError) in
@@ -44,6 +51,16 @@ enum StoreSchema {
             try db.execute("INSERT INTO meta(name, value) VALUES ('balance_epoch_keys', 1)")
             try db.execute("PRAGMA user_version=\(version)")
         }
+    }
+
+    /// The tables the schema below creates.
+    private static let ownTables: Set<String> = ["entries", "meta", "peers", "send_horizons", "watermarks"]
+
+    private static func tableNames(_ db: SQLiteDatabase) throws(StoreError) -> Set<String> {
+        let statement = try db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+        var names = Set<String>()
+        while try statement.step() { names.insert(statement.string(0)) }
+        return names
     }
 
     private static func userVersion(_ db: SQLiteDatabase) throws(StoreError) -> Int64 {

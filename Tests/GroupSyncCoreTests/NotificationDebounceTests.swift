@@ -28,20 +28,46 @@ import Testing
     @Test func postingIsDebouncedByTheStoredRecordEvenWhenDismissed() throws {
         let device = try DeviceID(bytes: Array(repeating: 1, count: 32))
         let request = try NotificationRequest(id: "shield", content: NotificationContent(title: "Blocked"))
-        guard case .accepted(let first) = NotificationPosting.post(request, current: nil, device: device, nowMillis: 10_000) else {
+        guard case .accepted(let first) = NotificationPosting.post(request, current: nil, shownHere: nil, device: device, nowMillis: 10_000) else {
             Issue.record("first post suppressed"); return
         }
-        #expect(NotificationPosting.post(request, current: first, device: device, nowMillis: 20_000)
+        let shown = NotificationDisplay.shown(first, as: ServerNotification(number: 1, serverInstance: ":1.1"), atMillis: 10_001)
+        #expect(NotificationPosting.post(request, current: first, shownHere: shown, device: device, nowMillis: 20_000)
                 == .suppressed(lastPostedAtMillis: 10_000, untilMillis: 40_000))
         guard case .accepted(let dismissed) = NotificationPosting.dismiss(current: first, device: device, nowMillis: 21_000) else {
             Issue.record("dismiss refused"); return
         }
-        #expect(NotificationPosting.post(request, current: dismissed, device: device, nowMillis: 22_000)
+        #expect(NotificationPosting.post(request, current: dismissed, shownHere: shown.closed(), device: device, nowMillis: 22_000)
                 == .suppressed(lastPostedAtMillis: 10_000, untilMillis: 40_000))
-        guard case .accepted(let second) = NotificationPosting.post(request, current: dismissed, device: device, nowMillis: 40_000) else {
+        guard case .accepted(let second) = NotificationPosting.post(request, current: dismissed, shownHere: shown.closed(), device: device, nowMillis: 40_000) else {
             Issue.record("post after the interval suppressed"); return
         }
         #expect(second.stamp.generation == 2)
         #expect(!second.isDismissed)
+    }
+
+    /// The interval runs from the last *shown* post (issue 4): a local post still waiting for a notification
+    /// server is replaced by a newer one, not kept while the newer one is dropped. A post relayed to every
+    /// device may have been shown on another, so it still counts.
+    @Test func aPostNeverShownHereDoesNotHoldBackTheNextUnlessItWasRelayed() throws {
+        let device = try DeviceID(bytes: Array(repeating: 1, count: 32))
+        let early = try NotificationRequest(id: "timesUp", content: NotificationContent(title: "5 minutes left"))
+        let late = try NotificationRequest(id: "timesUp", content: NotificationContent(title: "Time's up"))
+        guard case .accepted(let waiting) = NotificationPosting.post(early, current: nil, shownHere: nil, device: device, nowMillis: 10_000),
+              case .accepted(let replacing) = NotificationPosting.post(late, current: waiting, shownHere: nil, device: device, nowMillis: 12_000) else {
+            Issue.record("a post after one never shown was suppressed"); return
+        }
+        #expect(replacing.content.title == "Time's up" && replacing.stamp.generation == 2)
+        // An older post shown here does not count for a newer one that was not.
+        let shownEarlier = NotificationDisplay.shown(waiting, as: ServerNotification(number: 1, serverInstance: ":1.1"), atMillis: 10_001)
+        guard case .accepted = NotificationPosting.post(early, current: replacing, shownHere: shownEarlier, device: device, nowMillis: 13_000) else {
+            Issue.record("the newest post was never shown, yet it held back the next"); return
+        }
+        let relayed = try NotificationRequest(id: "timesUp", content: NotificationContent(title: "x"), scope: .all)
+        guard case .accepted(let everywhere) = NotificationPosting.post(relayed, current: nil, shownHere: nil, device: device, nowMillis: 10_000) else {
+            Issue.record("first post suppressed"); return
+        }
+        #expect(NotificationPosting.post(relayed, current: everywhere, shownHere: nil, device: device, nowMillis: 12_000)
+                == .suppressed(lastPostedAtMillis: 10_000, untilMillis: 40_000))
     }
 }

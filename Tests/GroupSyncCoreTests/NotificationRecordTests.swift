@@ -78,8 +78,8 @@ import Testing
 
     @Test func postsCountGenerationsAndStampTheDevice() throws {
         let request = try NotificationRequest(id: "timesUp", content: NotificationContent(title: "x"), minIntervalSeconds: 0, scope: .all, ttlSeconds: 60)
-        guard case .accepted(let first) = NotificationPosting.post(request, current: nil, device: Self.phone, nowMillis: 1_000),
-              case .accepted(let second) = NotificationPosting.post(request, current: first, device: Self.phone, nowMillis: 1_000) else {
+        guard case .accepted(let first) = NotificationPosting.post(request, current: nil, shownHere: nil, device: Self.phone, nowMillis: 1_000),
+              case .accepted(let second) = NotificationPosting.post(request, current: first, shownHere: nil, device: Self.phone, nowMillis: 1_000) else {
             Issue.record("post suppressed"); return
         }
         #expect(first.stamp == NotificationStamp(generation: 1, postedAtMillis: 1_000, origin: Self.phone))

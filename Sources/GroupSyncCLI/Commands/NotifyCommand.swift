@@ -17,15 +17,18 @@ enum NotifyCommand: Command {
         notification server (libnotify).
 
         post     shows TITLE/BODY under the fixed ID: a post with an ID already shown replaces it in place, also
-                 after a restart. Within --min-interval seconds (default 30) of the last post of the same ID the
-                 post is suppressed and reported. --level: passive (low urgency, no sound), active (default),
-                 timeSensitive (stays until dismissed), critical. --scope all shows it on every paired device;
-                 a device that comes back more than --ttl seconds (default 3600) after the post does not show it.
+                 after a restart. Within --min-interval seconds (default 30) of the last shown post of the same
+                 ID the post is suppressed and reported (a local post still waiting for a notification server is
+                 replaced instead; a --scope all post counts, as another device may have shown it). --level:
+                 passive (low urgency, no sound), active (default), timeSensitive (stays until dismissed), critical.
+                 --scope all shows it on every paired device; a device that comes back more than --ttl seconds
+                 (default 3600) after the post does not show it.
                  {activityName}, {callbackName}, {eventName}, {applicationOrDomainDisplayName} in the text are
                  filled from --activity, --callback, --event, --app; other placeholders are left as written.
         dismiss  closes the notification, on every device for --scope all posts.
         shield   posts the "shield shown" notification configured in SUITE under KEY ({payload: {title, body,
-                 …}, minIntervalSeconds}), debounced by KEY + "LastSentAt" in the same suite, as the seed app does.
+                 …}, minIntervalSeconds}), debounced by KEY + "LastSentAt" in the same suite, as the seed app does
+                 (written once the notification is shown).
 
         Exit codes: 0 done (shown, replaced, suppressed or waiting for a notification server: see the output),
         1 nothing posted under that ID (dismiss) or no configuration under KEY (shield), 2 bad usage or input

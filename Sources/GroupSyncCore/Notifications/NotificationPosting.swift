@@ -5,7 +5,7 @@ public enum NotificationPosting {
     public enum PostOutcome: Hashable, Sendable {
         /// Store this record; it is the new current post of its ID.
         case accepted(NotificationRecord)
-        /// Debounced: the last accepted post of this ID was at `lastPostedAtMillis`; posts go through again from `untilMillis`.
+        /// Debounced: the last post of this ID that counts was at `lastPostedAtMillis`; posts go through again from `untilMillis`.
         case suppressed(lastPostedAtMillis: Int64, untilMillis: Int64)
     }
 
@@ -16,12 +16,12 @@ public enum NotificationPosting {
         case nothingPosted
     }
 
-    /// - Parameter current: the ID's current record over both scopes (`NotificationRecord.current`).
-    public static func post(_ request: NotificationRequest, current: NotificationRecord?, device: DeviceID,
-                            nowMillis: Int64) -> PostOutcome {
-        // A dismissed post still counts: the seed keeps `lastSentAt` when the app dismisses the shield
-        // notification, so coming straight back to a blocked app does not post it again.
-        let lastPostedAt = current?.stamp.postedAtMillis
+    /// - Parameters:
+    ///   - current: the ID's current record over both scopes (`NotificationRecord.current`).
+    ///   - shownHere: what this device last showed for the ID (`NotificationDisplay`).
+    public static func post(_ request: NotificationRequest, current: NotificationRecord?, shownHere: NotificationDisplay?,
+                            device: DeviceID, nowMillis: Int64) -> PostOutcome {
+        let lastPostedAt = current.flatMap { countsForDebounce($0, shownHere: shownHere) ? $0.stamp.postedAtMillis : nil }
         if case .suppress(let until) = NotificationDebounce.decide(lastPostedAtMillis: lastPostedAt,
                                                                   minIntervalSeconds: request.minIntervalSeconds,
                                                                   nowMillis: nowMillis) {
@@ -31,6 +31,16 @@ public enum NotificationPosting {
         let stamp = NotificationStamp(generation: generation, postedAtMillis: nowMillis, origin: device)
         return .accepted(NotificationRecord(id: request.id, content: request.content, scope: request.scope,
                                             ttlSeconds: request.ttlSeconds, stamp: stamp))
+    }
+
+    /// The debounce runs from the last *shown* post of the ID (issue 4). A local post this device never showed
+    /// is still waiting for a notification server: a newer one replaces its content instead of being
+    /// suppressed, or the user would later see the stale one and never the new. A post relayed to every
+    /// device may have been shown on another, which this device cannot know, so it counts. A dismissed post
+    /// counts too: the seed keeps `lastSentAt` when the app dismisses the shield notification, so coming
+    /// straight back to a blocked app does not post it again.
+    static func countsForDebounce(_ current: NotificationRecord, shownHere: NotificationDisplay?) -> Bool {
+        current.scope == .all || current.isDismissed || shownHere?.stamp == current.stamp
     }
 
     public static func dismiss(current: NotificationRecord?, device: DeviceID, nowMillis: Int64) -> DismissOutcome {

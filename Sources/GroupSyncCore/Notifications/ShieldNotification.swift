@@ -2,7 +2,7 @@
 /// with the App Group read and written by the caller.
 public enum ShieldNotification {
     public enum Outcome: Hashable, Sendable {
-        /// Post `request` (through `NotificationPosting.post`); once it is accepted, store `lastSentAt` under
+        /// Post `request` (through `NotificationPosting.post`); once it is shown, store `lastSentAt` under
         /// `ShieldNotificationConfig.lastSentAtKey` in the same suite, where the seed keeps it.
         case post(NotificationRequest, lastSentAt: Value)
         /// Debounced by the stored last-sent time.

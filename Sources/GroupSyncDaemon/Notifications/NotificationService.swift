@@ -82,7 +82,10 @@ final class NotificationService: @unchecked Sendable {
         let now = clock()
         do {
             let current = try currentRecord(request.id)
-            switch NotificationPosting.post(request, current: current, device: store.device, nowMillis: now) {
+            let shownHere = try store.entry(suite: NotificationSuites.display, key: request.id)?.value.map { value throws in
+                try NotificationDisplay(id: request.id, value: value)
+            }
+            switch NotificationPosting.post(request, current: current, shownHere: shownHere, device: store.device, nowMillis: now) {
             case .suppressed(let last, let until):
                 log.write("event=notification-suppressed id=\(quoted(request.id)) last_posted_ms_ago=\(now - last) until_ms=\(until - now)")
                 return .done(id: request.id, result: .suppressed, retryInSeconds: Double(until - now) / 1000)
@@ -130,7 +133,9 @@ final class NotificationService: @unchecked Sendable {
                 return .done(id: nil, result: .suppressed, retryInSeconds: Double(until - now) / 1000)
             case .post(let request, let lastSentAt):
                 let answer = post(request)
-                if case .done(_, let result, _, _) = answer, result != .suppressed {
+                // Stamped only once shown (or already on screen): a post still waiting for a server, or one
+                // the server refused, was not sent, and must not hold back the next one.
+                if case .done(_, let result, _, _) = answer, result == .shown || result == .unchanged {
                     try store.set(lastSentAt, suite: suite, key: lastSentAtKey)
                 }
                 return answer

@@ -50,7 +50,7 @@ final class SimulatedDevice {
 
     @discardableResult
     func post(_ request: NotificationRequest, now: Int64) -> NotificationPosting.PostOutcome {
-        let outcome = NotificationPosting.post(request, current: record(request.id), device: id, nowMillis: now)
+        let outcome = NotificationPosting.post(request, current: record(request.id), shownHere: display(request.id), device: id, nowMillis: now)
         if case .accepted(let record) = outcome {
             write(record.suite, record.id, record.value, now: now)
             present(record.id, now: now)
@@ -71,7 +71,9 @@ final class SimulatedDevice {
         let lastSentKey = ShieldNotificationConfig.lastSentAtKey(configKey: configKey)
         let outcome = try ShieldNotification.decide(config: value(suite, configKey), lastSentAt: value(suite, lastSentKey),
                                                     suite: suite, configKey: configKey, appName: app, nowMillis: now)
-        if case .post(let request, let lastSentAt) = outcome, case .accepted = post(request, now: now) {
+        // As the daemon does: stamped once shown, not while the post waits for a server.
+        if case .post(let request, let lastSentAt) = outcome, case .accepted(let record) = post(request, now: now),
+           display(request.id)?.stamp == record.stamp {
             write(suite, lastSentKey, lastSentAt, now: now)
         }
         return outcome

@@ -312,7 +312,7 @@ public final class Daemon: @unchecked Sendable {
         state.locked {
             if connections[peer] === connection { connections[peer] = nil }
             // A peer removed meanwhile keeps no status: paired again, it starts afresh.
-            if paired[peer] != nil { lastKnown[peer] = connection.status }
+            if paired[peer] != nil { lastKnown[peer] = connection.status.carryingOver(from: lastKnown[peer]) }
         }
         state.broadcast()
         log.write("event=disconnected peer=\(peer.short)")
@@ -471,9 +471,10 @@ public final class Daemon: @unchecked Sendable {
         return state.locked {
             let peers = paired.values.sorted { ($0.name, $0.id) < ($1.name, $1.id) }.map { device -> StatusReport.Peer in
                 let live = connections[device.id].map(\.status)
-                let known = live ?? lastKnown[device.id]
-                // A live session recounts as changes come: its count stands. An ended one's is counted on.
-                let pending = if let live { live.countedPending } else { head.flatMap { known?.pendingChanges(head: $0) } }
+                let known = live?.carryingOver(from: lastKnown[device.id]) ?? lastKnown[device.id]
+                // A live session recounts as changes come: its count stands. An ended one's, or the last one's
+                // while a new session has not counted yet, is counted on.
+                let pending = if let counted = live?.countedPending { counted } else { head.flatMap { known?.pendingChanges(head: $0) } }
                 return StatusReport.Peer(id: device.id, name: device.name, address: device.address,
                                          connected: live?.isEstablished ?? false,
                                          lastSyncMillis: known?.lastSyncMillis, clockOffsetMillis: known?.clockOffsetMillis,

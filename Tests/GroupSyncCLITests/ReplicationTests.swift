@@ -63,6 +63,24 @@ import GroupSyncCore
         }
         #expect(pending >= 5, "five writes wait for b")
         #expect(try peer("never")["pendingChanges"] == nil, "never reached: no count, not 0")
+
+        // b comes back, then unpairs a while both run: a's sessions now end right after the TLS handshake,
+        // before they learn anything, and must not make a's status forget b's last sync or what waits for it.
+        try b.start()
+        while try peer("b")["pendingChanges"] != .int(0), Date() < deadline.addingTimeInterval(10) { Thread.sleep(forTimeInterval: 0.05) }
+        let caughtUp = try peer("b")
+        #expect(caughtUp["pendingChanges"] == .int(0), "caught up: \(caughtUp)")
+        let endedBefore = a.log.components(separatedBy: "event=disconnected peer=").count
+        #expect(try b.cli.run("peer", "remove", a.id).status == 0)
+        for i in 6...7 { try a.cli.run("set", "group.test", "k\(i)", "v") }
+        // Two sessions ended since: the one b cut, and at least one refused attempt after it.
+        let refused = Date().addingTimeInterval(15)
+        while a.log.components(separatedBy: "event=disconnected peer=").count < endedBefore + 2, Date() < refused { Thread.sleep(forTimeInterval: 0.1) }
+        let away = try peer("b")
+        #expect(away["connected"] == .bool(false))
+        #expect(away["lastSync"] != nil && away["clockOffsetMillis"] != nil, "\(away)")
+        guard case .int(let waiting)? = away["pendingChanges"] else { Issue.record("no pending count for b: \(away)"); return }
+        #expect(waiting >= 2, "two writes wait for b: \(away)")
     }
 
     @Test func writesOnBothSidesOfAPartitionConvergeOnTheLaterOne() throws {

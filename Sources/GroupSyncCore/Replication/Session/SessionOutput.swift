@@ -51,5 +51,20 @@ public struct SessionStatus: Equatable, Sendable {
     }
 
     public var isConnected: Bool { phase == .handshaking || phase == .established }
+
+    /// This status, with what it never learned taken from `earlier`, the peer's status from before: a session
+    /// that ends before it synced (refused after the TLS handshake, a peer that unpaired us, a clock too far
+    /// off) knows no last sync, offset or pending count, and must not make `status` forget them.
+    public func carryingOver(from earlier: SessionStatus?) -> SessionStatus {
+        guard let earlier else { return self }
+        var merged = self
+        if merged.lastSyncMillis == nil { merged.lastSyncMillis = earlier.lastSyncMillis }
+        if merged.clockOffsetMillis == nil { merged.clockOffsetMillis = earlier.clockOffsetMillis }
+        if merged.pendingCountedAtHead == nil {
+            merged.pendingCount = earlier.pendingCount
+            merged.pendingCountedAtHead = earlier.pendingCountedAtHead
+        }
+        return merged
+    }
     public var isEstablished: Bool { phase == .established }
 }

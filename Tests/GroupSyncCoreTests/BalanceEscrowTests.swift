@@ -177,4 +177,24 @@ import Testing
         syncAll(devices, at: noon + 6)
         for device in devices { #expect(!device.summary(at: noon + 6).timeUp) }
     }
+
+    /// Both sides of a partition earn and then spend everything they hold: once healed, nothing is left and
+    /// time is up on every device, though no single spend had seen every credit.
+    @Test func timeIsUpWhenBothSidesOfAPartitionEarnedAndSpentEverything() {
+        let devices = group(2, base: 10)
+        let (a, b) = (devices[0], devices[1])
+        settle(devices, at: noon)
+        a.act(at: noon + 1) { $0.earn(minute, reason: "a") }
+        b.act(at: noon + 2) { $0.earn(minute, reason: "b") }
+        for (device, at) in [(a, noon + 3), (b, noon + 4)] {
+            let held = device.summary(at: at).heldHereMs
+            #expect(held > 0 && device.act(at: at) { $0.spend(held) } == held)
+        }
+        syncAll(devices, at: noon + 5)
+        for device in devices {
+            let s = device.summary(at: noon + 5)
+            #expect(s.remainingMs == 0 && s.spentTodayMs == 12 * minute, "\(s)")
+            #expect(s.timeUp, "the balance reached zero through spending")
+        }
+    }
 }

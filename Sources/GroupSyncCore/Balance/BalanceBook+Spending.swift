@@ -10,7 +10,6 @@ extension BalanceBook {
             var record = ownRecord(today)
             record.spentMs = record.spentMs.saturatingAdding(amount)
             record.lastSpendAt = nowMillis
-            record.creditsSeen = ledger.creditCount
             ledger.setDayRecord(record, of: me, day: today)
         }
         withdrawRequest()

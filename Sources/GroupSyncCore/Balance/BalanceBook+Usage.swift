@@ -105,7 +105,6 @@ extension BalanceBook {
             }
             mine.ms = ms
             mine.at = nowMillis
-            mine.creditsSeen = ledger.creditCount
         }
         freezeDraw(mine.day)
         ledger.setCharge(mine, of: me)

@@ -153,14 +153,6 @@ extension BalanceLedger {
             .saturatingSubtracting(transfersOut(from: account, on: t).slots).saturatingSubtracting(days[account]?[t]?.extensions ?? 0))
     }
 
-    /// Every credit ever granted, on every device: earnings and extensions. Each is counted in its writer's
-    /// own records, which only grow, so the count only grows and every converged device agrees on it. A
-    /// spend that records the count it knew (`creditsSeen`) came after every one of those credits, which
-    /// orders spends and credits by what each device had seen rather than by clocks that may differ.
-    public var creditCount: Int64 {
-        earned.values.saturatingSum(\.count).saturatingAdding(days.values.saturatingSum { $0.values.saturatingSum(\.extensions) })
-    }
-
     /// Whether `account` has a request out that is still valid today.
     public func hasActiveRequest(_ account: BalanceAccount, today: CivilDate) -> Bool {
         guard let request = requests[account], request.day == today, request.holdMs > 0 || request.slots > 0 else { return false }

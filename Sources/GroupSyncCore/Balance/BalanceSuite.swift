@@ -13,13 +13,13 @@
 /// | `policy.dailyBaseMinutes`, `policy.extensionMinutes`, `policy.maxExtensions`, `policy.timezone` | anyone | double / double / int / string |
 /// | `member.<account>` | account | `{joinedAt, founder, inheritsFrom}` (`inheritsFrom`: the first day it draws its device's earlier epochs' quota slices) |
 /// | `quota.<account>` | account | its quota gifts `[{to, root, start, end, fromDay}]` (`to`, `root`: accounts) |
-/// | `day.<account>.<YYYY-MM-DD>` | account | `{allowanceMs, slots, extensions, extensionMs, spentMs, lastSpendAt, lastExtendAt, creditsSeen}` (`creditsSeen`: credits known at the latest spend, see `BalanceLedger.creditCount`) |
+/// | `day.<account>.<YYYY-MM-DD>` | account | `{allowanceMs, slots, extensions, extensionMs, spentMs, lastSpendAt, lastExtendAt}` |
 /// | `earned.<account>` | account | `{ms, count, lastAt, lastReason}` |
 /// | `give.<from>.<to>.<YYYY-MM-DD>` | from | day rights and extension slots handed over: `{ms, slots}` (running totals) |
 /// | `give.<from>.<to>.earned` | from | earned rights handed over: `{ms}` (running total) |
 /// | `want.<account>` | account | a request for rights while connected: `{day, holdMs, slots, spentBase, extensionsBase, at}` |
 /// | `fired.<…>` | any reporter | a usage threshold event: `{activity, event, minutes, armedAt, at}` |
-/// | `charge.<account>.<armedAt>.<activity>` | account | usage of one monitor this account paid for: `{activity, armedAt, day, ms, at, creditsSeen, earlierDays}` (`ms`: the total; `earlierDays`: `{YYYY-MM-DD: ms}` paid on days before `day`) |
+/// | `charge.<account>.<armedAt>.<activity>` | account | usage of one monitor this account paid for: `{activity, armedAt, day, ms, at, earlierDays}` (`ms`: the total; `earlierDays`: `{YYYY-MM-DD: ms}` paid on days before `day`) |
 ///
 /// `<account>` is `<device>@<epoch>`: the device ID in its canonical text form, `@`, and the store ID of
 /// the store that writes (1–64 of `A–Z a–z 0–9 - _`). A key with the device alone is the device's

@@ -46,33 +46,22 @@ public struct BalanceSummary: Equatable, Sendable {
         heldHereMs = ledger.heldMs(of: me, today: today)
         extensionSlotsHere = ledger.freeSlots(of: me, today: today)
 
-        // Time is up once the balance reached zero through spending and no credit (earning or extension)
-        // came after the latest spend. "After" is judged by what the spender had seen, not by wall clocks:
-        // devices' clocks may differ by up to the store's 5 minutes, so a spend on a device whose clock is
-        // behind could look older than the earning it spent, and time's up would be missed everywhere.
-        // A spend records how many credits it knew of (`creditsSeen`); if that is every credit there is,
-        // all of them came before it. Records written before that field fall back on their wall clocks.
-        var lastSpend: Int64 = 0, lastCredit: Int64 = 0
-        var creditsSeen: Int64?
-        func spent(seen: Int64?) { if let seen { creditsSeen = max(creditsSeen ?? 0, seen) } }
+        // Time is up once the balance reached zero through spending: nothing spendable is left and something
+        // was spent. Nothing is asked about the order of spends and credits: a credit adds what it grants
+        // and only a spend takes it away, so with nothing left every credit was spent. Ordering them was
+        // tried and failed twice: by wall clocks, which may differ by the store's 5 minutes (a spend on a
+        // device behind looked older than the earning it spent), and by the count of credits each spend
+        // had seen, which no single spend reaches when both sides of a partition earned and spent.
+        // The latest spend names the episode (`TimesUpNotifications`).
+        var lastSpend: Int64 = 0
         for (_, byDay) in ledger.days {
-            for record in byDay.values {
-                lastSpend = max(lastSpend, record.lastSpendAt)
-                lastCredit = max(lastCredit, record.lastExtendAt)
-                if record.spentMs > 0 { spent(seen: record.creditsSeen) }
-            }
+            for record in byDay.values { lastSpend = max(lastSpend, record.lastSpendAt) }
         }
         for (_, byMonitor) in ledger.charges {
-            for charge in byMonitor.values where charge.ms > 0 {
-                lastSpend = max(lastSpend, charge.at)
-                spent(seen: charge.creditsSeen)
-            }
+            for charge in byMonitor.values where charge.ms > 0 { lastSpend = max(lastSpend, charge.at) }
         }
-        for record in ledger.earned.values { lastCredit = max(lastCredit, record.lastAt) }
-        let noCreditSince = creditsSeen.map { $0 >= ledger.creditCount } ?? (lastSpend >= lastCredit)
-        // Time is up when nothing *spendable* is left: minutes stranded with a retired epoch would otherwise
-        // keep the notification away for good.
-        timeUp = remainingMs - strandedMs <= 0 && lastSpend > 0 && noCreditSince
+        // Minutes stranded with a retired epoch are not spendable and would otherwise keep it away for good.
+        timeUp = remainingMs - strandedMs <= 0 && lastSpend > 0
         lastSpendMillis = lastSpend
     }
 

@@ -13,9 +13,6 @@ public struct DeviceDayRecord: Equatable, Sendable {
     public var spentMs: Int64 = 0
     public var lastSpendAt: Int64 = 0
     public var lastExtendAt: Int64 = 0
-    /// How many credits (earnings and extensions, on every device) this device knew of at its latest spend;
-    /// `nil` in records written before the field. See `BalanceLedger.creditCount`.
-    public var creditsSeen: Int64?
 
     public init() {}
 
@@ -25,7 +22,6 @@ public struct DeviceDayRecord: Equatable, Sendable {
             "extensionMs": .int(extensionMs), "spentMs": .int(spentMs),
             "lastSpendAt": .int(lastSpendAt), "lastExtendAt": .int(lastExtendAt),
         ]
-        if let creditsSeen { fields["creditsSeen"] = .int(creditsSeen) }
         return .dictionary(fields)
     }
 
@@ -38,7 +34,6 @@ public struct DeviceDayRecord: Equatable, Sendable {
         spentMs = d.count("spentMs")
         lastSpendAt = d.instant("lastSpendAt")
         lastExtendAt = d.instant("lastExtendAt")
-        creditsSeen = d["creditsSeen"] == nil ? nil : d.count("creditsSeen")
     }
 }
 
@@ -137,8 +132,6 @@ public struct UsageCharge: Equatable, Sendable {
     public var at: Int64
     /// What was paid on days before `day`, frozen when the usage moved on to a later day.
     public var earlier: [CivilDate: Int64]
-    /// As in `DeviceDayRecord`: the credits this device knew of when the charge last grew.
-    public var creditsSeen: Int64?
 
     public init(activity: String, armedAt: Int64, day: CivilDate, ms: Int64, at: Int64, earlier: [CivilDate: Int64] = [:]) {
         self.activity = activity
@@ -147,7 +140,6 @@ public struct UsageCharge: Equatable, Sendable {
         self.ms = ms
         self.at = at
         self.earlier = earlier
-        self.creditsSeen = nil
     }
 
     /// What the charge pays on `day`.
@@ -166,7 +158,6 @@ public struct UsageCharge: Equatable, Sendable {
             "activity": .string(activity), "armedAt": .int(armedAt), "day": .string(day.description),
             "ms": .int(ms), "at": .int(at),
         ]
-        if let creditsSeen { fields["creditsSeen"] = .int(creditsSeen) }
         if !earlier.isEmpty {
             fields["earlierDays"] = .dictionary(Dictionary(uniqueKeysWithValues: earlier.map { ($0.key.description, .int($0.value)) }))
         }
@@ -181,6 +172,5 @@ public struct UsageCharge: Equatable, Sendable {
             for (key, _) in parts { if let date = CivilDate(parsing: key), date < day { earlier[date] = parts.count(key) } }
         }
         self.init(activity: activity, armedAt: armedAt, day: day, ms: d.count("ms"), at: d.instant("at"), earlier: earlier)
-        creditsSeen = d["creditsSeen"] == nil ? nil : d.count("creditsSeen")
     }
 }

@@ -102,6 +102,26 @@ import GroupSyncCore
         for device in [a, b] { try waitFor(device, "the spend is seen") { $0["remainingMinutes"] == .double(20) } }
     }
 
+    /// An extension refused because the only free slot is on a device that is away must not leave this
+    /// device's request for it open: an open request stops it from handing its own minutes to the others.
+    @Test func aRefusedExtensionLeavesNoRequestThatStopsMinutesBeingHandedOver() throws {
+        let folder = TemporaryFolder()
+        let devices = try ["a", "b", "c"].map { try TestDevice($0, in: folder) }
+        for device in devices { try device.start() }
+        try pairAll(devices)
+        try devices[0].cli.run("balance", "policy", "--daily-base", "30", "--max-extensions", "1")
+        for device in devices { try waitFor(device, "an even share between the three") { $0["heldHereMinutes"] == .double(10) } }
+        let slotHolder = try #require(try devices.first { try balance($0)["extensionSlotsHere"] == .int(1) }, "one device holds the slot")
+        let (extender, spender) = {
+            let others = devices.filter { $0 !== slotHolder }
+            return (others[0], others[1])
+        }()
+        _ = slotHolder.stop()
+        let refused = try extender.cli.run("balance", "extend")
+        #expect(refused.status == 2 && refused.stderr.contains("held by devices this one cannot reach"), "\(refused.stderr)")
+        #expect(try spend(spender, "20") == 20, "the extender still hands over its 10 minutes")
+    }
+
     @Test func minutesEarnedOnOneDeviceCanBeSpentOnTheOther() throws {
         let folder = TemporaryFolder()
         let a = try TestDevice("a", in: folder), b = try TestDevice("b", in: folder)

@@ -37,6 +37,10 @@ import GroupSyncCore
         let early = try record(cli, "focus", "used-9", armedAt: armed, at: armed + 180_000)
         #expect(early["reason"] == .string("too-early"))
         #expect(try remaining(cli) == .double(18))
+        // Nor by stamping it an hour ahead: a threshold that has not fired yet is refused, not counted.
+        let future = try cli.run("usage", "record", "--activity", "focus", "--event", "used-60", "--armed-at", "\(armed)", "--at", "\(now + 3_600_000)")
+        #expect(future.status == 2 && future.stderr.contains("in the future"), "\(future.stderr)")
+        #expect(try remaining(cli) == .double(18))
         // Guard 2: a fresh monitor whose thresholds all fire within a second, nine minutes in.
         let pocket = now - 9 * 60_000
         for name in ["used-0.25", "used-0.5", "used-1", "used-3"] { last = try record(cli, "pocket", name, armedAt: pocket, at: now - 1_000) }

@@ -25,7 +25,7 @@ enum UsageCommand: Command {
           --activity NAME  the monitor's activity name
           --event used-N   the threshold event's name
           --armed-at MS    when the monitor was armed (epoch ms)
-          --at MS          when the threshold fired (epoch ms; default now)
+          --at MS          when the threshold fired (epoch ms; default now; not later than now)
           --json           one object: activity, event, minutes, armedAt, at, counted, reason,
                            duplicate, monitorUsageMinutes, chargedMinutes, uncoveredMinutes,
                            remainingMinutes, timeUp
@@ -46,7 +46,14 @@ enum UsageCommand: Command {
         let threshold: UsageThresholdName
         do { threshold = try UsageThresholdName(parsing: eventName) } catch { throw .badInput(error.description) }
         let armedAt = try epochMillis(armedText, flag: "--armed-at")
-        let at = try arguments.value("--at").map { text throws(CLIError) in try epochMillis(text, flag: "--at") } ?? WallClock.nowMillis()
+        let now = WallClock.nowMillis()
+        let at = try arguments.value("--at").map { text throws(CLIError) in try epochMillis(text, flag: "--at") } ?? now
+        // Guard 1 measures usage against the clock from the arming to `at`: a threshold stamped in the future
+        // has not fired yet, and counted now it would pass usage that cannot have happened. A second of slack
+        // for a caller that read the clock just before this process did.
+        if at > now + 1000 {
+            throw .badInput("--at \(at) is \(BalanceFormatting.minutes(at - now)) min in the future: a threshold is reported once it fired")
+        }
         let monitor = MonitorID(activity: activity, armedAt: armedAt)
 
         let session = BalanceSession(context: try DeviceContext.open(home: invocation.home(arguments)), environment: invocation.environment)

@@ -73,13 +73,31 @@ import Testing
         #expect(request["status"] == .string("removing"))
         #expect(result.removals == ["countdown"])
         #expect(result.changes[AppGroupState.removeAllDeliveredAt] == .set(.double(now)))
-        // A fixed identifier replaces; removing pending requests deletes them.
-        values = applying(result, to: values)
-        values[end.actionsKey] = .array([.dictionary(["type": .string("removePendingNotificationRequests"), "identifiers": .array([.string("countdown"), .string("other")])])])
-        let removal = plan(values)
-        #expect(removal.changes[AppGroupState.notificationKey("countdown")] == .delete)
-        #expect(removal.reports.first?.detail == "removed 1 pending request")
         #expect(NotificationText.fill("{eventName}", end.placeholders) == "eventName", "no event: the placeholder's name")
+    }
+
+    /// Pending removals take back only this device's requests that are not on a screen yet, as iOS's pending
+    /// requests: a pending one is deleted, one waiting for a notification server is marked for the daemon to
+    /// drop, and one already shown, or another device's, is left alone.
+    @Test func pendingRemovalsTakeBackOnlyThisDevicesRequestsNotYetShown() {
+        func request(_ status: String, device: String = "me") -> Value {
+            .dictionary(["title": .string("t"), "status": .string(status), "device": .string(device)])
+        }
+        let key = AppGroupState.notificationKey
+        var values: [String: Value] = [key("pending"): request("pending"), key("waiting"): request("waiting"),
+                                       key("shown"): request("shown"), key("theirs"): request("pending", device: "other")]
+        values[end.actionsKey] = .array([.dictionary(["type": .string("removeAllPendingNotificationRequests")])])
+        let all = ActionRunner.plan(end, suite: values, now: now, device: "me")
+        #expect(all.changes[key("pending")] == .delete)
+        guard case .set(.dictionary(let waiting))? = all.changes[key("waiting")] else { Issue.record("waiting untouched"); return }
+        #expect(waiting["status"] == .string(ActionNotificationRequest.removing) && all.removals == ["waiting"])
+        #expect(all.changes[key("shown")] == nil && all.changes[key("theirs")] == nil, "\(all.changes)")
+        #expect(all.reports.first?.detail == "removed 2 pending requests")
+        values[end.actionsKey] = .array([.dictionary(["type": .string("removePendingNotificationRequests"),
+                                                      "identifiers": .array([.string("shown"), .string("pending"), .string("nope")])])])
+        let some = ActionRunner.plan(end, suite: values, now: now, device: "me")
+        #expect(some.changes[key("shown")] == nil && some.changes[key("pending")] == .delete)
+        #expect(some.reports.first?.detail == "removed 1 pending request")
     }
 
     /// Each notification of one firing gets its own identifier by default, as the library's UUID does: the

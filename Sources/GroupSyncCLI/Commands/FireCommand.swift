@@ -24,7 +24,8 @@ enum FireCommand: Command {
           sendNotification                                 groupsync.notification.{identifier}, a pending
                                                            request ({activityName} etc. filled in)
           removePendingNotificationRequests,
-          removeAllPendingNotificationRequests             delete those requests
+          removeAllPendingNotificationRequests             this device's requests not shown yet: pending
+                                                           ones deleted, ones waiting for a server "removing"
           removeAllDeliveredNotifications                  this device's delivered (or pending) requests
                                                            become "removing"; also sets
                                                            groupsync.notifications.removeAllDeliveredAt

@@ -133,13 +133,11 @@ private struct Execution {
         case "removePendingNotificationRequests":
             guard case .array(let items)? = action["identifiers"] else { return (.invalid, "no identifiers") }
             let identifiers = items.compactMap { if case .string(let s) = $0 { s } else { nil } }
-            let present = identifiers.filter { state[AppGroupState.notificationKey($0)] != nil }
-            for id in present { change(AppGroupState.notificationKey(id), .delete) }
-            return (.done, "removed \(present.count) pending request\(present.count == 1 ? "" : "s")")
+            let removed = removePending(Set(identifiers).sorted().map(AppGroupState.notificationKey))
+            return (.done, "removed \(removed) pending request\(removed == 1 ? "" : "s")")
         case "removeAllPendingNotificationRequests":
-            let keys = state.keys.filter { $0.hasPrefix(AppGroupState.notificationPrefix) }.sorted()
-            for key in keys { change(key, .delete) }
-            return (.done, "removed \(keys.count) pending request\(keys.count == 1 ? "" : "s")")
+            let removed = removePending(state.keys.filter { $0.hasPrefix(AppGroupState.notificationPrefix) }.sorted())
+            return (.done, "removed \(removed) pending request\(removed == 1 ? "" : "s")")
         case "startMonitoring":
             let name: String
             if case .string(let given)? = action["activityName"] { name = given } else { name = invocation.activity }
@@ -177,6 +175,32 @@ private struct Execution {
     func blockedIDs(_ state: [String: Value]) -> Set<String> {
         guard case .array(let items)? = state[AppGroupState.blockedSelectionIDs] else { return [] }
         return Set(items.compactMap { if case .string(let s) = $0 { s } else { nil } })
+    }
+
+    /// Takes back this device's requests among `keys` that are not on a screen yet, as iOS's pending removals
+    /// do: one never handed to a daemon (`pending`) is deleted; one a daemon holds until a notification server
+    /// appears (`waiting`) is marked `removing`, for the daemon to drop. A request already shown (delivered:
+    /// `removeAllDeliveredNotifications` takes those down) and another device's are left alone. Returns how
+    /// many were taken back.
+    mutating func removePending(_ keys: [String]) -> Int {
+        var count = 0
+        for key in keys {
+            guard case .dictionary(var request)? = state[key] else { continue }
+            if let owner = ActionNotificationRequest.device(of: request), let device, owner != device { continue }
+            switch ActionNotificationRequest.status(of: request) {
+            case ActionNotificationRequest.pending?:
+                change(key, .delete)
+            case "waiting"?:
+                request["status"] = .string(ActionNotificationRequest.removing)
+                change(key, .set(.dictionary(request)))
+                let identifier = String(key.dropFirst(AppGroupState.notificationPrefix.count))
+                if !plan.removals.contains(identifier) { plan.removals.append(identifier) }
+            default:
+                continue
+            }
+            count += 1
+        }
+        return count
     }
 
     mutating func setBlocked(_ ids: Set<String>, triggeredBy: String, now: Double) {

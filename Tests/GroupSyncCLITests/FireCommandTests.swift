@@ -62,7 +62,19 @@ import GroupSyncCore
         let later = Int64(Date().timeIntervalSince1970 * 1000) + 3_600_000
         try cli.run("set", suite, "actions_for_focus_intervalDidEnd", "--json", #"[{"type":"enableBlockAllMode","neverTriggerBefore":\#(later - 60_000)}]"#)
         #expect(outcomes(try fire("--activity", "focus", "--callback", "intervalDidEnd")) == ["skipped"])
-        #expect(outcomes(try fire("--activity", "focus", "--callback", "intervalDidEnd", "--at", "\(later)")) == ["done"])
+        // A callback cannot be reported as fired in the future to get past it: refused, nothing recorded.
+        let recorded = try cli.run("get", suite, "events_focus_intervalDidEnd").stdout
+        let future = try cli.run("fire", "--suite", suite, "--activity", "focus", "--callback", "intervalDidEnd", "--at", "\(later)")
+        #expect(future.status == 2 && future.stderr.contains("in the future"), "\(future.stderr)")
+        #expect(try cli.run("get", suite, "events_focus_intervalDidEnd").stdout == recorded)
+        // Once the boundary has passed, it runs.
+        let passed = Int64(Date().timeIntervalSince1970 * 1000) - 60_000
+        try cli.run("set", suite, "actions_for_focus_intervalDidEnd", "--json", #"[{"type":"enableBlockAllMode","neverTriggerBefore":\#(passed)}]"#)
+        #expect(outcomes(try fire("--activity", "focus", "--callback", "intervalDidEnd")) == ["done"])
+        // A firing reported late does not move the last firing back.
+        let last = try cli.run("get", suite, "events_focus_intervalDidEnd").stdout
+        _ = try fire("--activity", "focus", "--callback", "intervalDidEnd", "--at", "\(passed - 3_600_000)")
+        #expect(try cli.run("get", suite, "events_focus_intervalDidEnd").stdout == last)
     }
 
     @Test func badCallbacksAndNamesAreRefused() throws {

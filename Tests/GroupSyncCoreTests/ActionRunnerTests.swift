@@ -30,6 +30,11 @@ import Testing
         #expect(plan([:], threshold).changes["events_focus_eventDidReachThreshold_used-0.25"] == .set(.double(now)))
     }
 
+    @Test func aFiringReportedLateDoesNotMoveTheLastFiringBack() {
+        #expect(plan(["events_focus_intervalDidEnd": .double(now + 5_000)]).changes["events_focus_intervalDidEnd"] == nil)
+        #expect(plan(["events_focus_intervalDidEnd": .double(now - 5_000)]).changes["events_focus_intervalDidEnd"] == .set(.double(now)))
+    }
+
     @Test func blockingKeepsTheSetOfBlockedSelections() {
         var values: [String: Value] = [
             AppGroupState.selectionIDs: .dictionary(["social": .string("opaque"), "games": .string("opaque")]),

@@ -45,7 +45,7 @@ enum FireCommand: Command {
                               intervalWillStartWarning, intervalWillEndWarning,
                               eventWillReachThresholdWarning
           --event E           the event, for eventDidReachThreshold and eventWillReachThresholdWarning
-          --at MS             when the callback fired (epoch ms; default now)
+          --at MS             when the callback fired (epoch ms; default now; not later than now)
           --json              one object: suite, activity, callback, event (if any), actionsKey, eventsKey, firedAt,
                               actions [{index, type, outcome, detail}], notifications, delivery
                               {identifier: status}, removal {identifier: status}
@@ -67,8 +67,7 @@ enum FireCommand: Command {
         if callback.takesEvent && event == nil { throw .usage("\(callbackName) needs --event E") }
         if !callback.takesEvent && event != nil { throw .usage("\(callbackName) takes no --event") }
         if let event, let problem = ActivityNames.problem(with: event, what: "event") { throw .badInput(problem) }
-        let at = try arguments.value("--at").map { text throws(CLIError) in Double(try UsageCommand.epochMillis(text, flag: "--at")) }
-            ?? Double(WallClock.nowMillis())
+        let at = Double(try UsageCommand.firedAt(arguments))
 
         let context = try DeviceContext.open(home: invocation.home(arguments))
         let call = CallbackInvocation(activity: activity, callback: callback, event: event)

@@ -46,14 +46,7 @@ enum UsageCommand: Command {
         let threshold: UsageThresholdName
         do { threshold = try UsageThresholdName(parsing: eventName) } catch { throw .badInput(error.description) }
         let armedAt = try epochMillis(armedText, flag: "--armed-at")
-        let now = WallClock.nowMillis()
-        let at = try arguments.value("--at").map { text throws(CLIError) in try epochMillis(text, flag: "--at") } ?? now
-        // Guard 1 measures usage against the clock from the arming to `at`: a threshold stamped in the future
-        // has not fired yet, and counted now it would pass usage that cannot have happened. A second of slack
-        // for a caller that read the clock just before this process did.
-        if at > now + 1000 {
-            throw .badInput("--at \(at) is \(BalanceFormatting.minutes(at - now)) min in the future: a threshold is reported once it fired")
-        }
+        let at = try firedAt(arguments)
         let monitor = MonitorID(activity: activity, armedAt: armedAt)
 
         let session = BalanceSession(context: try DeviceContext.open(home: invocation.home(arguments)), environment: invocation.environment)
@@ -107,6 +100,20 @@ enum UsageCommand: Command {
         if outcome.uncoveredMs > 0 { line += "; \(BalanceFormatting.minutes(outcome.uncoveredMs)) min not covered by the balance" }
         line += "; \(BalanceFormatting.minutes(summary.remainingMs)) min remaining\(summary.timeUp ? "; time's up" : "")"
         Console.out(line)
+    }
+
+    /// `--at`, when a threshold or callback fired, or now. Not later than now: guard 1 measures usage against
+    /// the clock from the arming to it, and the action guards judge a firing by it, so a time in the future
+    /// would pass usage that cannot have happened and actions not due yet. A second of slack for a caller
+    /// that read the clock just before this process did.
+    static func firedAt(_ arguments: ParsedArguments) throws(CLIError) -> Int64 {
+        let now = WallClock.nowMillis()
+        guard let text = arguments.value("--at") else { return now }
+        let at = try epochMillis(text, flag: "--at")
+        if at > now + 1000 {
+            throw .badInput("--at \(at) is \(BalanceFormatting.minutes(at - now)) min in the future: report an event once it happened")
+        }
+        return at
     }
 
     static func epochMillis(_ text: String, flag: String) throws(CLIError) -> Int64 {

@@ -37,7 +37,10 @@ public enum ActionRunner {
         case .some(let other):
             run.plan.actionsProblem = "\(invocation.actionsKey) holds a \(other.typeName), not a list of actions; nothing was run"
         }
-        run.change(invocation.eventsKey, .set(.double(now)))
+        // The last time the callback fired: a firing reported late (`fire --at` in the past) does not move it back.
+        if let last = values[invocation.eventsKey]?.epochMillis, Double(last) > now {} else {
+            run.change(invocation.eventsKey, .set(.double(now)))
+        }
         return run.plan
     }
 }

@@ -57,12 +57,13 @@ public enum ActionNotificationRequest {
     }
 
     /// The post for a request: the seed payload's title (the identifier when it has none), subtitle and body as
-    /// the body, `interruptionLevel` as the level. Never debounced: the app debounces its own notifications,
-    /// and a repeat of a fixed identifier replaces the earlier one in place.
+    /// the body, `interruptionLevel` as the level (an unknown one is ignored, as the library ignores it, and the
+    /// notification shown at the default level rather than not at all). Never debounced: the app debounces its
+    /// own notifications, and a repeat of a fixed identifier replaces the earlier one in place.
     public static func post(identifier: String, request: [String: Value], ttlSeconds: Double = NotificationRequest.defaultTTLSeconds)
         throws(NotificationError) -> NotificationRequest {
         let body = [request["subtitle"]?.stringValue, request["body"]?.stringValue].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: "\n")
-        let level = try request["interruptionLevel"]?.stringValue.map { text throws(NotificationError) in try NotificationLevel(parsing: text) } ?? .default
+        let level = request["interruptionLevel"]?.stringValue.flatMap { try? NotificationLevel(parsing: $0) } ?? .default
         let title = request["title"]?.stringValue ?? identifier
         return try NotificationRequest(id: identifier, content: NotificationContent(title: title, body: body, level: level),
                                        minIntervalSeconds: 0, scope: .local, ttlSeconds: ttlSeconds)

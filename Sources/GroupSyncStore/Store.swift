@@ -24,7 +24,7 @@ public final class Store: ReplicaStore {
     public var didCommit: (() -> Void)?
 
     public static let maxNameBytes = 1024
-    public static let maxValueBytes = 1 << 20
+    public static let maxValueBytes = ValueCodec.maxStoredBytes
 
     public init(path: String, device: DeviceID,
                 physicalClock: @escaping @Sendable () -> Int64 = WallClock.nowMillis,

@@ -30,6 +30,22 @@ import Testing
         #expect(plan([:], threshold).changes["events_focus_eventDidReachThreshold_used-0.25"] == .set(.double(now)))
     }
 
+    /// A notification whose filled-in text outgrows the store's limit is reported invalid on its own; the
+    /// other actions run and the firing is recorded.
+    @Test func anActionThatWouldWriteAnOversizedValueIsInvalidAndTheRestRun() {
+        let long = CallbackInvocation(activity: String(repeating: "a", count: 200), callback: .intervalDidEnd, event: nil)
+        let title = String(repeating: "{activityName}", count: 6_000)  // 84 KB that fill to 1.2 MB
+        let result = plan([long.actionsKey: .array([
+            .dictionary(["type": .string("enableBlockAllMode")]),
+            .dictionary(["type": .string("sendNotification"), "payload": .dictionary(["identifier": .string("big"), "title": .string(title)])]),
+        ])], long)
+        #expect(result.reports.map(\.outcome) == [.done, .invalid], "\(result.reports)")
+        #expect(result.reports.last?.detail.contains("limit") == true)
+        #expect(result.changes[AppGroupState.notificationKey("big")] == nil && result.notifications.isEmpty)
+        #expect(result.changes[AppGroupState.isBlockingAll] == .set(.bool(true)))
+        #expect(result.changes[long.eventsKey] == .set(.double(now)))
+    }
+
     @Test func aFiringReportedLateDoesNotMoveTheLastFiringBack() {
         #expect(plan(["events_focus_intervalDidEnd": .double(now + 5_000)]).changes["events_focus_intervalDidEnd"] == nil)
         #expect(plan(["events_focus_intervalDidEnd": .double(now - 5_000)]).changes["events_focus_intervalDidEnd"] == .set(.double(now)))

@@ -31,7 +31,19 @@ public enum ActionRunner {
                     run.plan.reports.append(ActionReport(index: index + 1, type: type, outcome: .skipped, detail: reason))
                     continue
                 }
-                let (outcome, detail) = run.perform(type, action, invocation, now)
+                // Performed on a copy, kept only if every value it writes can be stored: a notification whose
+                // filled-in text outgrew the store's limit is this action's problem, not the whole callback's.
+                var attempt = run
+                let (outcome, detail) = attempt.perform(type, action, invocation, now)
+                if let oversized = attempt.plan.changes.first(where: { key, change in
+                    guard case .set(let value) = change, run.plan.changes[key] != change else { return false }
+                    return ValueCodec.encode(value).count > ValueCodec.maxStoredBytes
+                }) {
+                    run.plan.reports.append(ActionReport(index: index + 1, type: type, outcome: .invalid,
+                                                         detail: "it would write \(oversized.key) larger than the \(ValueCodec.maxStoredBytes)-byte limit of a value"))
+                    continue
+                }
+                run = attempt
                 run.plan.reports.append(ActionReport(index: index + 1, type: type, outcome: outcome, detail: detail))
             }
         case .some(let other):

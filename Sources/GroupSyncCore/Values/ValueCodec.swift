@@ -10,6 +10,8 @@ public enum ValueCodec {
 
     /// Deeper nesting than any App Group holds; the bound keeps a hostile input from exhausting the stack.
     public static let maxDepth = 64
+    /// The largest encoded value the store keeps (`Store.maxValueBytes`): 1 MiB.
+    public static let maxStoredBytes = 1 << 20
 
     public static func encode(_ value: Value) -> [UInt8] {
         var writer = ByteWriter()

@@ -21,6 +21,8 @@ import GroupSyncStore
         // Decimal numbers only: Swift's Double("0x10") is 16. An amount that rounds to 0 ms changes nothing.
         ["set", "s", "k", "--double", "0x10"], ["set", "s", "k", "--double", "1e"], ["set", "s", "k", "--double", "."],
         ["balance", "earn", "0x10"], ["balance", "earn", "1e-10"], ["balance", "spend", " 1"],
+        // A name longer than a hello carries would have every session of the device refused.
+        ["init", "--name", String(repeating: "n", count: 256)],
     ]
 
     @Test func badInputExitsTwoAndWritesNothing() throws {

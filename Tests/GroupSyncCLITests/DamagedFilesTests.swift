@@ -117,7 +117,7 @@ import GroupSyncCore
     @Test func aHomeReadableByOthersIsRefusedByEveryCommand() throws {
         let f = try Fixture()
         chmod(f.home, 0o750)
-        try f.expectRefused([f.home, "chmod 700"], "home 0750")
+        try f.expectRefused([f.home, "chmod 700"], commands: Self.commands + [["id"]], "home 0750")
     }
 
     @Test func aTruncatedStoreIsNamedAndLeftExactlyAsItWas() throws {

@@ -1,4 +1,5 @@
 import Glibc
+import GroupSyncCore
 import GroupSyncStore
 
 /// `groupsync init [--name NAME]`: creates the home and the device identity; a second run keeps both.
@@ -21,9 +22,7 @@ enum InitCommand: Command {
         _ = try arguments.positionals()
         let home = invocation.home(arguments)
         if let name = arguments.value("--name") {
-            guard !name.isEmpty, name.utf8.count <= 256, !name.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
-                throw .badInput("--name must be 1 to 256 bytes without control characters")
-            }
+            guard DeviceName.isValid(name) else { throw .badInput("--name must be 1 to \(DeviceName.maxBytes) bytes without control characters") }
         }
         do { try home.create() } catch { throw .failure(error.description) }
         let (certificate, created) = try DeviceIdentityFiles.loadOrCreate(home: home, commonName: "groupsync")
@@ -65,7 +64,10 @@ enum IdCommand: Command {
     static func run(_ arguments: ParsedArguments, _ invocation: Invocation) throws(CLIError) {
         _ = try arguments.positionals()
         let home = invocation.home(arguments)
-        guard home.exists, let certificate = try DeviceIdentityFiles.load(home: home) else {
+        guard home.exists else { throw .usage(HomeError.notInitialized(path: home.path).description) }
+        // As every command that opens the home: one others can read holds a key others may have copied.
+        do { try home.checkPrivate() } catch { throw .failure(error.description) }
+        guard let certificate = try DeviceIdentityFiles.load(home: home) else {
             throw .usage(HomeError.notInitialized(path: home.path).description)
         }
         Console.out(certificate.deviceID.description)

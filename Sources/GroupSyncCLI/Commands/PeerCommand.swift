@@ -41,9 +41,7 @@ enum PeerCommand: Command {
             throw .badInput("'\(given[1])' is not HOST:PORT (for example 192.168.1.20:\(ListenAddress.defaultPort))")
         }
         let name = arguments.value("--name") ?? id.short
-        guard !name.isEmpty, name.utf8.count <= 256, !name.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
-            throw .badInput("--name must be 1 to 256 bytes without control characters")
-        }
+        guard DeviceName.isValid(name) else { throw .badInput("--name must be 1 to \(DeviceName.maxBytes) bytes without control characters") }
         let context = try DeviceContext.open(home: invocation.home(arguments))
         guard id != context.deviceID else { throw .badInput("that is this device's own ID; pair it with another device") }
         do { try context.store.pair(PairedDevice(id: id, name: name, address: address.description)) } catch { throw error.asCLIError }

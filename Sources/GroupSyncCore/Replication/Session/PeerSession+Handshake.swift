@@ -6,7 +6,7 @@ extension PeerSession {
         lastReceivedMonotonic = now.monotonicMillis  // the peer's hello is due within the dead-peer timeout
         lastPingMonotonic = now.monotonicMillis
         phase = .handshaking
-        send(.hello(Hello(versions: configuration.versions, deviceName: deviceName, storeID: localStoreID,
+        send(.hello(Hello(versions: configuration.versions, deviceName: DeviceName.sendable(deviceName), storeID: localStoreID,
                           physicalMillis: now.wallMillis, resume: announcedWatermark)))
         log("hello-sent", "store=\(quoted(localStoreID)) resume=\(announcedWatermark.map { "\(quoted($0.storeID)):\($0.sequence)" } ?? "none")")
     }

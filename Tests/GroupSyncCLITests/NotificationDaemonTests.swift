@@ -140,6 +140,7 @@ struct NotificationDaemonTests {
         #expect(worker() == .timed, "a post waits for a server that may start on the bus")
         Thread.sleep(forTimeInterval: 2.2)
         #expect(worker() == .untimed, "the post expired: nothing waits any more")
+        #expect(!a.log.contains("event=notification-server-available"), "no server appeared: \(a.log)")
         // A server appearing now does not pop the stale post.
         try bus.startServer()
         try a.cli.run("set", "s", "k", "any change")

@@ -320,7 +320,13 @@ final class NotificationService: @unchecked Sendable {
                 log.write("event=notification-server-unavailable reason=\(quoted(reason)) action=\"keep state, show when a server appears\"")
             }
         case .done(let plan):
-            if saidUnavailable {
+            // Only a show or a close reached a server; a plan with nothing to do (a post expired while it
+            // waited, forgotten) asked no one, and must not tell the operator a server is back.
+            let reachedServer = switch plan.action {
+            case .show, .close: true
+            case .nothing, .forget: false
+            }
+            if saidUnavailable && reachedServer {
                 saidUnavailable = false
                 log.write("event=notification-server-available")
             }

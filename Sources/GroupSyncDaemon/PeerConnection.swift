@@ -304,7 +304,8 @@ final class PeerConnection: @unchecked Sendable {
                 // Why the session ends is logged before the peer can see it end (nothing here is urgent).
                 for line in lines { log.write(line) }
                 lines = []
-                log.write("event=session-closed peer=\(peer.short) reason=\"\(reason)\"")
+                // Quoted as JSON: the reason may carry the peer's own words (its error text), newlines included.
+                log.write("event=session-closed peer=\(peer.short) reason=\(JSONWriter.string(for: .string("\(reason)")))")
                 if !gathered.isEmpty { enqueue(gathered) }
                 gathered = []
                 outbound.locked { closeAfterQueue = true }

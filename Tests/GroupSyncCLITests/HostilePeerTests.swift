@@ -57,6 +57,18 @@ import GroupSyncTransport
         try scene.expectHonestSyncFlows("after-forgery")
     }
 
+    /// A peer's own words in its error are quoted in the log: they cannot forge a line of it.
+    @Test func aPeersErrorTextCannotForgeLogLines() throws {
+        let scene = try Scene()
+        let peer = try HostilePeer(as: scene.b, to: scene.a)
+        try peer.send(.error(.shutdown, "bye\n2026-01-01T00:00:00.000Z event=peer-removed peer=FORGED \"x"))
+        _ = try peer.receive(until: { _ in false }, timeout: 1)
+        let lines = scene.a.log.split(separator: "\n")
+        #expect(!lines.contains { $0.hasPrefix("2026-01-01T00:00:00.000Z") }, "\(scene.a.log.suffix(1500))")
+        #expect(lines.contains { $0.contains("event=session-closed") && $0.contains("FORGED") }, "logged, inside its line")
+        try scene.expectHonestSyncFlows("after-forged-log")
+    }
+
     @Test func anOversizedFrameIsRefusedBeforeAnythingIsAllocated() throws {
         let scene = try Scene()
         let before = try residentMegabytes(scene.a), peakBefore = try peakVirtualMegabytes(scene.a)

@@ -58,8 +58,11 @@ import Testing
         var session = PeerSession(peer: ReplicationFixtures.device(0), deviceName: "b")
         _ = session.start(at: .both(0), store: node.store)
         let outputs = session.receive(frame: Frame(type: 0x90, payload: [1]), at: .both(0), store: node.store)
-        #expect(outputs == [.log("peer=\(ReplicationFixtures.device(0).short) event=ignored type=0x90 why=optional-unknown")])
+        #expect(outputs == [.log("peer=\(ReplicationFixtures.device(0).short) event=ignored type=0x90 why=optional-unknown (logged once per session)")])
         #expect(session.phase == .handshaking)
+        // A flood of them is ignored quietly: one line per type per session.
+        for _ in 0..<1000 { #expect(session.receive(frame: Frame(type: 0x90, payload: [1]), at: .both(0), store: node.store).isEmpty) }
+        #expect(session.receive(frame: Frame(type: 0x91, payload: []), at: .both(0), store: node.store).count == 1)
     }
 
     @Test func batchesMustBeOrderedAndInRange() {

@@ -132,7 +132,10 @@ extension PeerSession {
     /// The peer refused some entries and asks again from its watermark.
     mutating func receiveRequest<S: ReplicaStore>(after sequence: Int64, store: S) throws(CloseReason) {
         guard sequence <= highestSent else { throw .protocolViolation("request from \(sequence), beyond what was sent (\(highestSent))") }
-        log("resend", "after=\(sequence) cursor_was=\(sendCursor)")
+        // A peer asks again only after refusing entries, which it logs: the first request of a session is
+        // logged and then every hundredth, so a peer that floods them cannot fill the log.
+        resendsAnswered += 1
+        if resendsAnswered % 100 == 1 { log("resend", "after=\(sequence) cursor_was=\(sendCursor) in_session=\(resendsAnswered)") }
         sendCursor = min(sendCursor, sequence)
         unacknowledged.removeAll { $0.through > sequence }
         try sendAvailable(store: store)

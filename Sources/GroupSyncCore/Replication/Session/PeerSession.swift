@@ -45,6 +45,11 @@ public struct PeerSession: Sendable {
     var decoder: FrameDecoder
     var outbox: [SessionOutput] = []
     var warnedAboutClock = false
+    /// Optional frame types already logged as ignored: once each per session, as a flood of them (or a newer
+    /// protocol's hint on every batch) must not fill the log.
+    var loggedIgnoredTypes: Set<UInt8> = []
+    /// Resend requests answered in this session (`receiveRequest`).
+    var resendsAnswered = 0
 
     // The two stores' epochs.
     var localStoreID = ""
@@ -212,7 +217,9 @@ public struct PeerSession: Sendable {
             throw .malformedMessage(error)
         }
         guard let message = decoded else {
-            log("ignored", "type=0x\(String(frame.type, radix: 16)) why=optional-unknown")
+            if loggedIgnoredTypes.insert(frame.type).inserted {
+                log("ignored", "type=0x\(String(frame.type, radix: 16)) why=optional-unknown (logged once per session)")
+            }
             return
         }
         switch (phase, message) {

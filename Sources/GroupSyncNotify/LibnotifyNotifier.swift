@@ -145,9 +145,17 @@ public final class LibnotifyNotifier: Notifier {
         // notify_init only records the app name; it succeeds without any bus.
         if notify_is_initted() == 0 && notify_init(appName) == 0 { throw .failed("libnotify could not be initialised") }
         dispatchPendingSignals()
-        guard let notification = notify_notification_new(title, body, nil) else { throw .failed("libnotify could not create a notification") }
+        // libnotify takes C strings: a NUL in the text (a value may hold one) would cut off the rest, so it is
+        // shown as U+FFFD instead.
+        guard let notification = notify_notification_new(Self.cString(title), body.map(Self.cString), nil) else {
+            throw .failed("libnotify could not create a notification")
+        }
         defer { release(notification) }
         return try use(notification)
+    }
+
+    static func cString(_ text: String) -> String {
+        text.contains("\0") ? String(text.map { $0 == "\0" ? "\u{FFFD}" : $0 }) : text
     }
 
     private func apply(_ presentation: NotificationPresentation, to notification: UnsafeMutablePointer<NotifyNotification>) {

@@ -63,6 +63,11 @@ import Testing
         guard case .accepted = NotificationPosting.post(early, current: replacing, shownHere: shownEarlier, device: device, nowMillis: 13_000) else {
             Issue.record("the newest post was never shown, yet it held back the next"); return
         }
+        // Nor does one dismissed while it waited: nothing of it was ever on a screen.
+        guard case .accepted(let dismissedUnshown) = NotificationPosting.dismiss(current: replacing, device: device, nowMillis: 12_500),
+              case .accepted = NotificationPosting.post(early, current: dismissedUnshown, shownHere: shownEarlier, device: device, nowMillis: 13_000) else {
+            Issue.record("a post dismissed before it was ever shown held back the next"); return
+        }
         let relayed = try NotificationRequest(id: "timesUp", content: NotificationContent(title: "x"), scope: .all)
         guard case .accepted(let everywhere) = NotificationPosting.post(relayed, current: nil, shownHere: nil, device: device, nowMillis: 10_000) else {
             Issue.record("first post suppressed"); return

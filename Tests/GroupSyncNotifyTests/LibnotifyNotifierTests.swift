@@ -40,6 +40,15 @@ struct LibnotifyNotifierTests {
         #expect(notifies.allSatisfy { $0["app_name"] == .string("GroupSync") && $0["body"] == .string("HonorFit") })
     }
 
+    /// libnotify takes C strings: a NUL in the text is shown as U+FFFD rather than cutting off the rest.
+    @Test func aNulInTheTextDoesNotCutItShort() throws {
+        let bus = try PrivateSessionBus()
+        try bus.startServer()
+        _ = try bus.probe.show(NotificationContent(title: "a\0b", body: "c\0d"), replacing: nil)
+        let notify = try #require(try bus.server.calls("Notify").first)
+        #expect(notify["summary"] == .string("a\u{FFFD}b") && notify["body"] == .string("c\u{FFFD}d"), "\(notify)")
+    }
+
     @Test func afterAServerRestartAStoredNumberIsNeverSentAgain() throws {
         let bus = try PrivateSessionBus()
         try bus.startServer()

@@ -34,13 +34,13 @@ public enum NotificationPosting {
     }
 
     /// The debounce runs from the last *shown* post of the ID (issue 4). A local post this device never showed
-    /// is still waiting for a notification server: a newer one replaces its content instead of being
-    /// suppressed, or the user would later see the stale one and never the new. A post relayed to every
-    /// device may have been shown on another, which this device cannot know, so it counts. A dismissed post
-    /// counts too: the seed keeps `lastSentAt` when the app dismisses the shield notification, so coming
-    /// straight back to a blocked app does not post it again.
+    /// (still waiting for a notification server, or dismissed while it waited) holds nothing back: a newer one
+    /// replaces it, or the user would later see the stale one, or nothing, and never the new. A post relayed to
+    /// every device may have been shown on another, which this device cannot know, so it counts. A post shown
+    /// and then dismissed counts too (its display keeps the stamp): the seed keeps `lastSentAt` when the app
+    /// dismisses the shield notification, so coming straight back to a blocked app does not post it again.
     static func countsForDebounce(_ current: NotificationRecord, shownHere: NotificationDisplay?) -> Bool {
-        current.scope == .all || current.isDismissed || shownHere?.stamp == current.stamp
+        current.scope == .all || shownHere?.stamp == current.stamp
     }
 
     public static func dismiss(current: NotificationRecord?, device: DeviceID, nowMillis: Int64) -> DismissOutcome {

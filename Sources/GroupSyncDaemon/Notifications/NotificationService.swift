@@ -32,6 +32,9 @@ final class NotificationService: @unchecked Sendable {
     private nonisolated(unsafe) var waiting = NotificationServerWait()
     private nonisolated(unsafe) var saidUnavailable = false
     private nonisolated(unsafe) var lastRetryMillis: Int64 = 0
+    /// When the balance must be looked at again with no write to prompt it: the end of the day while "time's
+    /// up" is shown, as the day's new allowance ends the episode (`TimesUpNotifications.check`).
+    private nonisolated(unsafe) var balanceRecheckAtMillis: Int64?
 
     init(store: Store, notifier: any Notifier, log: DaemonLog, clock: @escaping @Sendable () -> Int64,
          environment: [String: String] = [:]) {
@@ -183,13 +186,14 @@ final class NotificationService: @unchecked Sendable {
             // touches no bus.
             let retryAt = waiting.isEmpty ? nil
                 : waiting.nextRetryMillis(lastAttemptMillis: lastRetryMillis, sessionBus: presenter.notifier.sessionBusReachable())
+            let wakeAt = [retryAt, balanceRecheckAtMillis].compactMap { $0 }.min()
             let publishedWaiting = !waiting.isEmpty
             let keepGoing = jobs.locked { () -> Bool in
                 retriesOnActivity = publishedWaiting
                 if queue.isEmpty && !changedPending && running {
-                    if let retryAt {
-                        jobs.wait(millis: max(1, retryAt - clock()))
-                        retry = queue.isEmpty && !changedPending && clock() >= retryAt
+                    if let wakeAt {
+                        jobs.wait(millis: max(1, wakeAt - clock()))
+                        retry = queue.isEmpty && !changedPending && retryAt.map { clock() >= $0 } == true
                     } else {
                         jobs.wait()
                     }
@@ -203,6 +207,7 @@ final class NotificationService: @unchecked Sendable {
             guard keepGoing else { return }
             for job in work { job() }
             if scan { scanChanges() }
+            if let recheck = balanceRecheckAtMillis, clock() >= recheck { checkBalance() }
             // Any activity is also a chance to find a server that appeared, but at most every 2 s, so a busy
             // machine without one does not ask the bus at every write.
             if scan && !waiting.isEmpty && clock() - lastRetryMillis >= 2000 { retry = true }
@@ -223,7 +228,12 @@ final class NotificationService: @unchecked Sendable {
             for entry in (try? store.liveEntries(suite: suite)) ?? [] { ids.insert(entry.key) }
         }
         for id in ids.sorted() { _ = present(id) }
-        timesUp.check(service: self, store: store, nowMillis: clock())
+        checkBalance()
+    }
+
+    /// "Time's up" and the countdown follow the balance; the check says when to look again unprompted.
+    private func checkBalance() {
+        balanceRecheckAtMillis = timesUp.check(service: self, store: store, nowMillis: clock())
     }
 
     /// Requests written while no daemon ran (a callback at boot, before `serve`) are still `pending`: nothing
@@ -290,7 +300,7 @@ final class NotificationService: @unchecked Sendable {
         cursor = head
         let ids = Set(keys.filter { $0.suite != BalanceSuite.name }.map(\.key))
         for id in ids.sorted() { _ = present(id) }
-        if keys.contains(where: { $0.suite == BalanceSuite.name }) { timesUp.check(service: self, store: store, nowMillis: clock()) }
+        if keys.contains(where: { $0.suite == BalanceSuite.name }) { checkBalance() }
     }
 
     /// Shows, replaces, closes or leaves the notification of `id` as its record says, and stores what is on screen.

@@ -15,8 +15,11 @@ final class TimesUpNotifications: @unchecked Sendable {
 
     init(environment: [String: String]) { self.environment = environment }
 
-    func check(service: NotificationService, store: Store, nowMillis: Int64) {
-        guard let summary = try? store.updateBalance(nowMillis: nowMillis, environment: environment, { $0.summary }) else { return }
+    /// Posts or takes down what the balance calls for. Returns when to check again with no write to prompt
+    /// it: the end of the day while "time's up" is shown (the new day's allowance ends the episode, and a
+    /// laptop left on overnight must not wake to "No minutes left"); nil otherwise, so no timer runs.
+    func check(service: NotificationService, store: Store, nowMillis: Int64) -> Int64? {
+        guard let summary = try? store.updateBalance(nowMillis: nowMillis, environment: environment, { $0.summary }) else { return nil }
         let postedEpisode = Self.int(store, "timesUpEpisode")
         if summary.timeUp {
             if postedEpisode != summary.lastSpendMillis {
@@ -26,7 +29,7 @@ final class TimesUpNotifications: @unchecked Sendable {
                 Self.store(store, "timesUpEpisode", summary.lastSpendMillis)
                 _ = service.dismiss(id: Self.countdownID)
             }
-            return
+            return summary.dayEndMillis
         }
         if postedEpisode != nil {
             // Minutes were earned or an extension granted: the episode is over everywhere.
@@ -40,6 +43,7 @@ final class TimesUpNotifications: @unchecked Sendable {
             _ = service.post(Self.request(id: Self.countdownID, title: "Screen time", body: "\(shown) min left", level: .passive))
             Self.store(store, "countdownSpend", summary.lastSpendMillis)
         }
+        return nil
     }
 
     private static func request(id: String, title: String, body: String, level: NotificationLevel) -> NotificationRequest {

@@ -20,6 +20,18 @@ import Foundation
         }
     }
 
+    /// A value from the wire over the store's limit is refused once it runs past it, not decoded whole: a
+    /// decoded array of bools takes about 40 times its encoded size.
+    @Test func aValueOverTheLimitIsRefusedWhileDecoding() throws {
+        let fits = Value.array(Array(repeating: .bool(true), count: (1 << 20) - 16))
+        let over = Value.array(Array(repeating: .bool(true), count: 3 << 20))
+        var reader = ByteReader(ValueCodec.encode(fits))
+        #expect(try ValueCodec.decode(from: &reader, maxBytes: ValueCodec.maxStoredBytes) == fits)
+        reader = ByteReader(ValueCodec.encode(over))
+        #expect(throws: DecodingError.self) { try ValueCodec.decode(from: &reader, maxBytes: ValueCodec.maxStoredBytes) }
+        #expect(reader.offset <= ValueCodec.maxStoredBytes + 16, "stopped at the limit, not at the end")
+    }
+
     @Test func intAndDoubleStayDistinct() throws {
         #expect(try ValueCodec.decode(ValueCodec.encode(.double(7.0))) != .int(7))
         #expect(ValueCodec.encode(.double(7.0)) != ValueCodec.encode(.int(7)))

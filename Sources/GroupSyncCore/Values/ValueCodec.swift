@@ -60,8 +60,23 @@ public enum ValueCodec {
         return value
     }
 
+    /// Decodes one value, refused as soon as it runs past `maxBytes` of the buffer: a peer's value over the
+    /// store's limit is refused before the rest of it is decoded, as a decoded value takes many times its
+    /// encoded size (an array of a million bools, about 40 times).
+    public static func decode(from reader: inout ByteReader, maxBytes: Int) throws(DecodingError) -> Value {
+        let end = reader.offset + maxBytes
+        let value = try decode(from: &reader, depth: 0, end: end)
+        guard reader.offset <= end else { throw .malformed("a value over \(maxBytes) bytes") }
+        return value
+    }
+
     public static func decode(from reader: inout ByteReader, depth: Int = 0) throws(DecodingError) -> Value {
+        try decode(from: &reader, depth: depth, end: .max)
+    }
+
+    private static func decode(from reader: inout ByteReader, depth: Int, end: Int) throws(DecodingError) -> Value {
         guard depth < maxDepth else { throw .malformed("value nested deeper than \(maxDepth)") }
+        guard reader.offset <= end else { throw .malformed("a value over the size limit") }
         let rawTag = try reader.readByte()
         guard let tag = Tag(rawValue: rawTag) else { throw .malformed("unknown value tag \(rawTag)") }
         switch tag {
@@ -80,7 +95,7 @@ public enum ValueCodec {
             let count = try reader.readLength()
             var items: [Value] = []
             items.reserveCapacity(ByteReader.reservation(forAnnounced: count))
-            for _ in 0..<count { items.append(try decode(from: &reader, depth: depth + 1)) }
+            for _ in 0..<count { items.append(try decode(from: &reader, depth: depth + 1, end: end)) }
             return .array(items)
         case .dictionary:
             let count = try reader.readLength()
@@ -89,7 +104,7 @@ public enum ValueCodec {
             for _ in 0..<count {
                 let key = try reader.readString()
                 guard dict[key] == nil else { throw .malformed("duplicate dictionary key '\(key)'") }
-                dict[key] = try decode(from: &reader, depth: depth + 1)
+                dict[key] = try decode(from: &reader, depth: depth + 1, end: end)
             }
             return .dictionary(dict)
         }

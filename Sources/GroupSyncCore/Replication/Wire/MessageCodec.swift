@@ -164,13 +164,14 @@ public enum MessageCodec {
         return Change(sequence: sequence, entry: entry)
     }
 
-    /// A value, or `nil` for the tombstone byte.
+    /// A value, or `nil` for the tombstone byte. One over the store's limit is refused as soon as it runs
+    /// past it, before the rest of it costs memory.
     static func readValue(_ r: inout ByteReader) throws(DecodingError) -> Value? {
         guard try peek(r) != tombstone else {
             _ = try r.readByte()
             return nil
         }
-        return try ValueCodec.decode(from: &r)
+        return try ValueCodec.decode(from: &r, maxBytes: ValueCodec.maxStoredBytes)
     }
 
     static func peek(_ r: ByteReader) throws(DecodingError) -> UInt8 {

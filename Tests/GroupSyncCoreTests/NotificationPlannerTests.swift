@@ -67,8 +67,9 @@ import Testing
         let record = Self.record(1)
         #expect(Self.plan(record, nil, at: record.expiresAtMillis) == NotificationPlan(.nothing, .stale))
         #expect(Self.plan(record, nil, at: record.expiresAtMillis - 1).reason == .firstShow)
-        // A stale newer post leaves the older notification where it is.
-        #expect(Self.plan(Self.record(2), Self.shown(Self.record(1, at: Self.now - 10)), at: Self.now + 3_600_000).action == .nothing)
+        // A stale newer post is not shown, and the older notification it replaced, older news yet, is taken down.
+        #expect(Self.plan(Self.record(2), Self.shown(Self.record(1, at: Self.now - 10)), at: Self.now + 3_600_000)
+                == NotificationPlan(.close(ServerNotification(number: 4, serverInstance: ":1.5")), .supersededByStale))
     }
 
     @Test func aDismissClosesOnTheSameServer() {

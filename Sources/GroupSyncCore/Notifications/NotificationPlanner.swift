@@ -19,6 +19,7 @@ public struct NotificationPlan: Hashable, Sendable {
         case alreadyClosed = "dismissed and already closed"
         case alreadyShown = "already shown"
         case stale = "older than its time to live, not shown"
+        case supersededByStale = "replaced by a post now older than its time to live: taken down, not replaced"
         case firstShow = "new notification"
         case replaceInPlace = "replaces the one on screen"
         case freshAfterServerRestart = "notification server restarted, posted fresh"
@@ -67,8 +68,12 @@ public enum NotificationPlanner {
         // Replication redelivers after every reconnect, and the daemon replans after every restart: a post
         // is shown once, even if it has since been closed by the user or lost with a server.
         if display?.stamp == record.stamp { return NotificationPlan(.nothing, .alreadyShown) }
-        // A device that comes back after the TTL does not pop old news.
-        if record.isStale(atMillis: nowMillis) { return NotificationPlan(.nothing, .stale) }
+        // A device that comes back after the TTL does not pop old news; and what it still shows of the ID is
+        // older news yet (the stale post replaced it), so it goes.
+        if record.isStale(atMillis: nowMillis) {
+            if let onThisServer { return NotificationPlan(.close(onThisServer), .supersededByStale) }
+            return NotificationPlan(.nothing, .stale)
+        }
 
         if let onThisServer { return NotificationPlan(.show(record.content, replacing: onThisServer), .replaceInPlace) }
         let reason: NotificationPlan.Reason = display?.onScreen == nil ? .firstShow : .freshAfterServerRestart

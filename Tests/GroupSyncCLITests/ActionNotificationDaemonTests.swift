@@ -84,4 +84,29 @@ struct ActionNotificationDaemonTests {
         #expect(try status(a, "focus-start", becomes: "removed") == .string("removed"))
         #expect(bus.calls("Notify", timeout: 0).count == 2, "nothing shown again")
     }
+
+    /// Another device fired the same fixed identifier after this one (its request replaced ours in the shared
+    /// suite): this device's removal still takes down what it showed itself, and leaves the other's request.
+    @Test func aRemovalTakesDownWhatThisDeviceShowedAfterAnotherFiredTheSameIdentifier() throws {
+        let folder = TemporaryFolder()
+        let bus = try TestSessionBus(log: folder.path + "/calls.jsonl")
+        try bus.startServer()
+        let a = try TestDevice("a", in: folder), other = try TestDevice("other", in: folder)
+        try a.start(environment: bus.environment)
+        try a.cli.run("set", suite, "actions_for_focus_eventDidReachThreshold_used-1", "--json",
+                      #"[{"type":"sendNotification","payload":{"identifier":"countdown","title":"1 min used"}}]"#)
+        try a.cli.run("set", suite, "actions_for_app_intervalDidStart", "--json", #"[{"type":"removeAllDeliveredNotifications"}]"#)
+        _ = try a.cli.run("fire", "--suite", suite, "--activity", "focus", "--callback", "eventDidReachThreshold", "--event", "used-1")
+        let number = try #require(bus.calls("Notify").first?["returned"])
+        // The other device's firing of the same identifier, as replication would bring it.
+        var theirs = try request(a, "countdown")
+        theirs["device"] = .string(other.id)
+        try a.cli.run("set", suite, "groupsync.notification.countdown", "--json", JSONWriter.string(for: .dictionary(theirs)))
+
+        let removal = try a.cli.run("fire", "--suite", suite, "--activity", "app", "--callback", "intervalDidStart")
+        #expect(removal.stdout.contains("notification countdown: dismissed on this device"), "\(removal.stdout)\(removal.stderr)")
+        #expect(bus.calls("CloseNotification").first?["id"] == number, "\(a.log)")
+        #expect(try request(a, "countdown")["device"] == .string(other.id) && request(a, "countdown")["status"] == .string("shown"),
+                "the other device's request is left as it is")
+    }
 }

@@ -27,8 +27,9 @@ enum FireCommand: Command {
           removeAllPendingNotificationRequests             this device's requests not shown yet: pending
                                                            ones deleted, ones waiting for a server "removing"
           removeAllDeliveredNotifications                  this device's delivered (or pending) requests
-                                                           become "removing"; also sets
-                                                           groupsync.notifications.removeAllDeliveredAt
+                                                           become "removing"; one another device fired
+                                                           since is dismissed on this device only; also
+                                                           sets groupsync.notifications.removeAllDeliveredAt
           startMonitoring, stopMonitoring                  groupsync.monitor.{activity}; stopping first
                                                            deletes the monitor's actions_for_… lists
         Any other type is reported as unsupported and not run.
@@ -84,6 +85,7 @@ enum FireCommand: Command {
                                                             suite: suite, context: context)
         let delivered = handedOver.filter { plan.notifications.contains($0.key) }
         let removed = handedOver.filter { plan.removals.contains($0.key) }
+            .merging(ActionNotificationDelivery.dismissHere(plan.dismissalsHereOnly, context: context)) { mine, _ in mine }
 
         if arguments.has("--json") {
             var o = JSONObject()

@@ -32,4 +32,31 @@ enum ActionNotificationDelivery {
         }
         return statuses
     }
+
+    /// Takes `identifiers` off this device's screen only, through its daemon (`notify-dismiss`): requests
+    /// another device now holds (`ActionPlan.dismissalsHereOnly`), which this device's daemon may still show
+    /// from its own firing. Answers each with what happened here.
+    static func dismissHere(_ identifiers: [String], context: DeviceContext) -> [String: String] {
+        var statuses: [String: String] = [:]
+        for identifier in identifiers {
+            var request = JSONObject()
+            request.add("command", "notify-dismiss")
+            request.add("id", identifier)
+            guard let answer = ControlClient.request(home: context.home, request.text),
+                  case .dictionary(let object)? = try? JSONParser.parse(answer) else {
+                statuses[identifier] = "not dismissed here: no daemon running"
+                continue
+            }
+            if object["ok"] == .bool(true) {
+                statuses[identifier] = "dismissed on this device"
+            } else if object["notFound"] == .bool(true) {
+                statuses[identifier] = "not shown on this device"
+            } else if case .string(let error)? = object["error"] {
+                statuses[identifier] = "not dismissed here: " + error
+            } else {
+                statuses[identifier] = "not dismissed here: the daemon failed"
+            }
+        }
+        return statuses
+    }
 }

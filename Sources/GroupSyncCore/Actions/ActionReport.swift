@@ -38,4 +38,8 @@ public struct ActionPlan: Equatable, Sendable {
     public var notifications: [String] = []
     /// Identifiers of the delivered notifications `removeAllDeliveredNotifications` marked for dismissal.
     public var removals: [String] = []
+    /// Identifiers whose request another device now holds (it fired the same fixed identifier after this one
+    /// did) and which this device may still show from its own firing: `removeAllDeliveredNotifications`
+    /// takes them off this device's screen only (`notify-dismiss` to its daemon), leaving the request alone.
+    public var dismissalsHereOnly: [String] = []
 }

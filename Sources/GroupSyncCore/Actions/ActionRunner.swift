@@ -138,13 +138,19 @@ private struct Execution {
             for key in state.keys.filter({ $0.hasPrefix(AppGroupState.notificationPrefix) }).sorted() {
                 guard case .dictionary(var request)? = state[key],
                       let status = ActionNotificationRequest.status(of: request), ActionNotificationRequest.delivered.contains(status) else { continue }
-                if let owner = ActionNotificationRequest.device(of: request), let device, owner != device { continue }
+                let identifier = String(key.dropFirst(AppGroupState.notificationPrefix.count))
+                if let owner = ActionNotificationRequest.device(of: request), let device, owner != device {
+                    if !plan.dismissalsHereOnly.contains(identifier) { plan.dismissalsHereOnly.append(identifier) }
+                    continue
+                }
                 request["status"] = .string(ActionNotificationRequest.removing)
                 change(key, .set(.dictionary(request)))
-                removing.append(String(key.dropFirst(AppGroupState.notificationPrefix.count)))
+                removing.append(identifier)
             }
             plan.removals.append(contentsOf: removing.filter { !plan.removals.contains($0) })
-            return (.done, "\(removing.count) delivered notification\(removing.count == 1 ? "" : "s") to be dismissed")
+            let elsewhere = plan.dismissalsHereOnly.count
+            return (.done, "\(removing.count) delivered notification\(removing.count == 1 ? "" : "s") to be dismissed"
+                        + (elsewhere == 0 ? "" : "; \(elsewhere) another device fired since, dismissed on this device only"))
         case "removePendingNotificationRequests":
             guard case .array(let items)? = action["identifiers"] else { return (.invalid, "no identifiers") }
             let identifiers = items.compactMap { if case .string(let s) = $0 { s } else { nil } }

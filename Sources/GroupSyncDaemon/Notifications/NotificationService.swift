@@ -121,7 +121,7 @@ final class NotificationService: @unchecked Sendable {
     }
 
     /// The seed's shield-shown notification: the configuration written beforehand in the app's suite, debounced
-    /// by the `…LastSentAt` kept beside it, written only once the post was accepted.
+    /// by the `…LastSentAt` kept beside it, written only once the notification is shown.
     func shield(suite: String, configKey: String, app: String) -> NotificationAnswer {
         let now = clock()
         do {

@@ -178,6 +178,24 @@ import Testing
         for device in devices { #expect(!device.summary(at: noon + 6).timeUp) }
     }
 
+    /// A spend interrupted while it waited for peers leaves its request open; once that outlives its lifetime,
+    /// the device answers the others again, so they can still spend the whole balance.
+    @Test func aRequestLeftOpenByAnInterruptedSpendExpires() {
+        let devices = group(2, base: 30)
+        let (a, c) = (devices[0], devices[1])
+        settle(devices, at: noon)
+        c.act(at: noon + 1) { $0.request(holdMs: 40 * minute) }  // and its command is killed: never withdrawn
+        settle(devices, at: noon + 2)
+        #expect(c.summary(at: noon + 2).heldHereMs == 30 * minute, "a handed c everything it held")
+        // Within the lifetime c still waits on its own request; past it, a's request is answered.
+        a.act(at: noon + 5_000) { $0.request(holdMs: 20 * minute) }
+        settle(devices, at: noon + 5_000)
+        #expect(a.summary(at: noon + 5_000).heldHereMs == 0)
+        settle(devices, at: noon + 31_000)
+        #expect(a.summary(at: noon + 31_000).heldHereMs >= 20 * minute, "\(a.summary(at: noon + 31_000))")
+        #expect(a.act(at: noon + 31_001) { $0.spend(20 * minute) } == 20 * minute)
+    }
+
     /// Both sides of a partition earn and then spend everything they hold: once healed, nothing is left and
     /// time is up on every device, though no single spend had seen every credit.
     @Test func timeIsUpWhenBothSidesOfAPartitionEarnedAndSpentEverything() {

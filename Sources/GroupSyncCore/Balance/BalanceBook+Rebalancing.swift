@@ -11,6 +11,7 @@ extension BalanceBook {
     /// One pass of the agent. `connected`: the peers with a live session now (each acts as its latest epoch).
     public mutating func rebalance(connected: Set<DeviceID>) {
         register()
+        withdrawStaleOwnRequest()
         settleUsage()
         spreadQuota()
         answerRequests()
@@ -42,6 +43,20 @@ extension BalanceBook {
 
     /// Hands requesting devices what they lack, as far as this device holds it (unless it is asking too).
     /// A retired epoch's request is left unanswered: nothing handed to it could ever be spent.
+    /// How long this device's own request to peers stays open. The command that makes one waits at most 2 s
+    /// for answers and then withdraws it; one left open (the command interrupted or killed in between) would
+    /// keep this device from answering the others and from spreading its idle rights for the rest of the day,
+    /// so the whole balance could no longer be spent from them. Judged by this device's clock, which wrote it.
+    static let ownRequestLifetimeMillis: Int64 = 30_000
+
+    /// Withdraws this device's request once it has outlived `ownRequestLifetimeMillis`: the daemon's agent runs
+    /// this whenever the balance changes, so a peer's request is what ends a forgotten one, before it is answered.
+    mutating func withdrawStaleOwnRequest() {
+        guard let open = ledger.requests[me], ledger.hasActiveRequest(me, today: today),
+              nowMillis.saturatingSubtracting(open.at) > Self.ownRequestLifetimeMillis else { return }
+        withdrawRequest()
+    }
+
     mutating func answerRequests() {
         guard !ledger.hasActiveRequest(me, today: today) else { return }
         for (device, request) in ledger.requests.sorted(by: { $0.key < $1.key })

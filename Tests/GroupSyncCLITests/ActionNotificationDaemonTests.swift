@@ -85,6 +85,30 @@ struct ActionNotificationDaemonTests {
         #expect(bus.calls("Notify", timeout: 0).count == 2, "nothing shown again")
     }
 
+    /// A request that waited for a notification server says `shown` once one appeared and showed it; a pending
+    /// removal then leaves it on screen (it is delivered: `removeAllDeliveredNotifications` takes those down).
+    @Test func aRequestThatWaitedForAServerSaysShownOnceItIs() throws {
+        let folder = TemporaryFolder()
+        let bus = try TestSessionBus(log: folder.path + "/calls.jsonl")
+        let a = try TestDevice("a", in: folder)
+        try a.start(environment: bus.environment)
+        try a.cli.run("set", suite, "actions_for_focus_intervalDidStart", "--json",
+                      #"[{"type":"sendNotification","payload":{"identifier":"hello","title":"Hello"}}]"#)
+        try a.cli.run("set", suite, "actions_for_focus_intervalDidEnd", "--json",
+                      #"[{"type":"removePendingNotificationRequests","identifiers":["hello"]}]"#)
+        let fired = try a.cli.run("fire", "--suite", suite, "--activity", "focus", "--callback", "intervalDidStart")
+        #expect(fired.stdout.contains("notification hello: waiting"), "\(fired.stdout)\(fired.stderr)")
+        try bus.startServer()
+        Thread.sleep(forTimeInterval: 2.1)  // activity looks for a server at most every 2 s
+        try a.cli.run("set", "s", "k", "any change")
+        #expect(bus.calls("Notify").first?["summary"] == .string("Hello"), "\(a.log)")
+        #expect(try status(a, "hello", becomes: "shown") == .string("shown"), "\(a.log)")
+        let removal = try a.cli.run("fire", "--suite", suite, "--activity", "focus", "--callback", "intervalDidEnd")
+        #expect(removal.stdout.contains("removed 0 pending requests"), "\(removal.stdout)")
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(bus.calls("CloseNotification", timeout: 0).isEmpty)
+    }
+
     /// Another device fired the same fixed identifier after this one (its request replaced ours in the shared
     /// suite): this device's removal still takes down what it showed itself, and leaves the other's request.
     @Test func aRemovalTakesDownWhatThisDeviceShowedAfterAnotherFiredTheSameIdentifier() throws {

@@ -14,9 +14,13 @@ public enum ActionNotificationRequest {
     public static let removed = "removed"
     /// Still pending past its time to live when a daemon got to it: too stale to show; final.
     public static let expired = "expired"
+    /// Posted and on screen.
+    public static let shown = "shown"
+    /// Posted, held by the daemon until a notification server appears (then `shown`).
+    public static let waiting = "waiting"
     /// The statuses of a request that is, or is about to be, on screen: what `removeAllDeliveredNotifications`
     /// takes down. `waiting` is held by the daemon for a notification server; `unchanged` was already shown.
-    public static let delivered: Set<String> = [pending, "shown", "waiting", "unchanged"]
+    public static let delivered: Set<String> = [pending, shown, waiting, "unchanged"]
 
     /// What the daemon does with one request.
     public enum Step: Equatable, Sendable {

@@ -211,7 +211,7 @@ private struct Execution {
             switch ActionNotificationRequest.status(of: request) {
             case ActionNotificationRequest.pending?:
                 change(key, .delete)
-            case "waiting"?:
+            case ActionNotificationRequest.waiting?:
                 request["status"] = .string(ActionNotificationRequest.removing)
                 change(key, .set(.dictionary(request)))
                 let identifier = String(key.dropFirst(AppGroupState.notificationPrefix.count))

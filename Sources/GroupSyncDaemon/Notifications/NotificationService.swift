@@ -35,6 +35,10 @@ final class NotificationService: @unchecked Sendable {
     /// When the balance must be looked at again with no write to prompt it: the end of the day while "time's
     /// up" is shown, as the day's new allowance ends the episode (`TimesUpNotifications.check`).
     private nonisolated(unsafe) var balanceRecheckAtMillis: Int64?
+    /// This device's action requests left `waiting` for a notification server: identifier → the suites holding
+    /// one. When the notification is shown later (a server appeared), their status becomes `shown`, so that
+    /// it records the outcome as `fire --help` says, and pending removals leave a shown one alone.
+    private nonisolated(unsafe) var waitingActionRequests: [String: Set<String>] = [:]
 
     init(store: Store, notifier: any Notifier, log: DaemonLog, clock: @escaping @Sendable () -> Int64,
          environment: [String: String] = [:]) {
@@ -263,7 +267,9 @@ final class NotificationService: @unchecked Sendable {
             let status: String
             switch ActionNotificationRequest.step(identifier: identifier, request: request, own: own, nowMillis: clock()) {
             case .leave:
-                return ActionNotificationRequest.status(of: request)
+                let status = ActionNotificationRequest.status(of: request)
+                if status == ActionNotificationRequest.waiting { waitingActionRequests[identifier, default: []].insert(entry.suite) }
+                return status
             case .settle(let settled):
                 status = settled
             case .post(let post):
@@ -281,6 +287,7 @@ final class NotificationService: @unchecked Sendable {
                 }
                 if written {
                     log.write("event=action-notification suite=\(quoted(entry.suite)) id=\(quoted(identifier)) status=\(quoted(status))")
+                    if status == ActionNotificationRequest.waiting { waitingActionRequests[identifier, default: []].insert(entry.suite) }
                     return status
                 }
                 guard let current else { return nil }  // the app deleted the request meanwhile
@@ -291,6 +298,25 @@ final class NotificationService: @unchecked Sendable {
             }
         }
         return nil
+    }
+
+    /// The notification of `id` was just shown: this device's action requests that waited for it say so.
+    private func markWaitingActionRequestsShown(_ id: String) {
+        guard let suites = waitingActionRequests.removeValue(forKey: id) else { return }
+        let key = AppGroupState.notificationKey(id)
+        for suite in suites.sorted() {
+            do {
+                let marked = try store.update(suite: suite) { entries throws(StoreError) -> (changes: [String: SuiteChange], result: Bool) in
+                    guard case .dictionary(var request)? = entries.first(where: { $0.key == key })?.value,
+                          ActionNotificationRequest.status(of: request) == ActionNotificationRequest.waiting else { return ([:], false) }
+                    request["status"] = .string(ActionNotificationRequest.shown)
+                    return ([key: .set(.dictionary(request))], true)
+                }
+                if marked { log.write("event=action-notification suite=\(quoted(suite)) id=\(quoted(id)) status=\"shown\"") }
+            } catch {
+                log.write("event=action-notification-unsaved suite=\(quoted(suite)) id=\(quoted(id)) error=\(quoted("\(error)"))")
+            }
+        }
     }
 
     private func scanChanges() {
@@ -340,6 +366,7 @@ final class NotificationService: @unchecked Sendable {
                 saidUnavailable = false
                 log.write("event=notification-server-available")
             }
+            if case .show = plan.action { markWaitingActionRequestsShown(id) }
             waiting.presented(id)
             if case .nothing = plan.action {} else { log.write("event=notification id=\(quoted(id)) \(quoted(outcome.description))") }
         case .failed:

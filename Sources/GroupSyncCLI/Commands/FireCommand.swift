@@ -81,7 +81,7 @@ enum FireCommand: Command {
                 return (plan.changes, plan)
             }
         } catch { throw error.asCLIError }
-        let handedOver = ActionNotificationDelivery.deliver(plan.notifications + plan.removals.filter { !plan.notifications.contains($0) },
+        let (handedOver, daemonAnswered) = ActionNotificationDelivery.deliver(plan.notifications + plan.removals.filter { !plan.notifications.contains($0) },
                                                             suite: suite, context: context)
         let delivered = handedOver.filter { plan.notifications.contains($0.key) }
         let removed = handedOver.filter { plan.removals.contains($0.key) }
@@ -113,10 +113,10 @@ enum FireCommand: Command {
         } else {
             for r in plan.reports { Console.out("\(r.index) \(r.type): \(r.outcome.rawValue): \(r.detail)") }
             for (identifier, status) in delivered.sorted(by: { $0.key < $1.key }) {
-                Console.out("notification \(identifier): \(status == ActionNotificationRequest.pending ? "pending (no daemon running; shown when one starts)" : status)")
+                Console.out("notification \(identifier): \(status == ActionNotificationRequest.pending && !daemonAnswered ? "pending (no daemon running; shown when one starts)" : status)")
             }
             for (identifier, status) in removed.sorted(by: { $0.key < $1.key }) where !plan.notifications.contains(identifier) {
-                Console.out("notification \(identifier): \(status == ActionNotificationRequest.removing ? "removing (no daemon running; dismissed when one starts)" : status)")
+                Console.out("notification \(identifier): \(status == ActionNotificationRequest.removing && !daemonAnswered ? "removing (no daemon running; dismissed when one starts)" : status)")
             }
             Console.out("recorded \(call.eventsKey)")
         }

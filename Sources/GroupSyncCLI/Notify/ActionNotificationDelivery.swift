@@ -10,14 +10,18 @@ import GroupSyncStore
 /// With no daemon the requests stay as the run left them, `pending` or `removing`, and the daemon acts on them
 /// when it starts: each identifier is then answered with that status.
 enum ActionNotificationDelivery {
-    static func deliver(_ identifiers: [String], suite: String, context: DeviceContext) -> [String: String] {
-        guard !identifiers.isEmpty else { return [:] }
+    /// `daemonAnswered`: a daemon took the requests (a status it did not report is then one another callback's
+    /// rewrite of the request left as it was, not a sign that no daemon runs).
+    static func deliver(_ identifiers: [String], suite: String, context: DeviceContext) -> (statuses: [String: String], daemonAnswered: Bool) {
+        guard !identifiers.isEmpty else { return ([:], false) }
         var request = JSONObject()
         request.add("command", "notify-actions")
         request.add("suite", suite)
         var statuses: [String: String] = [:]
+        var daemonAnswered = false
         if let answer = ControlClient.request(home: context.home, request.text), case .dictionary(let object)? = try? JSONParser.parse(answer),
            case .dictionary(let requests)? = object["requests"] {
+            daemonAnswered = true
             for identifier in identifiers {
                 if case .string(let status)? = requests[identifier] { statuses[identifier] = status }
             }
@@ -30,7 +34,7 @@ enum ActionNotificationDelivery {
                 statuses[identifier] = status
             }
         }
-        return statuses
+        return (statuses, daemonAnswered)
     }
 
     /// Takes `identifiers` off this device's screen only, through its daemon (`notify-dismiss`): requests

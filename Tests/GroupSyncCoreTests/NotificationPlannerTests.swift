@@ -70,6 +70,9 @@ import Testing
         // A stale newer post is not shown, and the older notification it replaced, older news yet, is taken down.
         #expect(Self.plan(Self.record(2), Self.shown(Self.record(1, at: Self.now - 10)), at: Self.now + 3_600_000)
                 == NotificationPlan(.close(ServerNotification(number: 4, serverInstance: ":1.5")), .supersededByStale))
+        // Planned without a server (as the daemon plans first), that is not "nothing": a server must be asked.
+        #expect(NotificationPlanner.planWithoutServer(record: Self.record(2), display: Self.shown(Self.record(1, at: Self.now - 10)),
+                                                      device: Self.me, nowMillis: Self.now + 3_600_000).action == .forget)
     }
 
     @Test func aDismissClosesOnTheSameServer() {

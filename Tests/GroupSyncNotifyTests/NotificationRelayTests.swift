@@ -79,6 +79,18 @@ import Testing
         #expect(fresh.display("timesUp") != nil)
     }
 
+    /// Back after the TTL of a post that replaced one it shows, a device takes the older one down too: it is
+    /// older news yet.
+    @Test func aDeviceBackAfterTheTTLTakesDownWhatTheStalePostReplaced() {
+        phone.post(Self.request("10 min left", ttl: 600), now: Self.start)
+        sync(phone, laptop, now: Self.start + 100)
+        #expect(laptopServer.onScreen.values.map(\.title) == ["10 min left"])
+        phone.post(Self.request("Time's up", ttl: 2), now: Self.start + 10_000)
+        sync(phone, laptop, now: Self.start + 20_000)
+        #expect(laptopServer.onScreen.isEmpty, "\(laptopServer.calls)")
+        #expect(laptopServer.calls.filter { if case .show = $0 { true } else { false } }.count == 1, "the stale post is not shown")
+    }
+
     @Test func aDismissMadeWhileADeviceWasAwayKeepsItQuiet() {
         phone.post(Self.request(), now: Self.start)
         phone.dismiss("timesUp", now: Self.start + 1_000)

@@ -72,6 +72,8 @@ public enum NotificationPlanner {
         // older news yet (the stale post replaced it), so it goes.
         if record.isStale(atMillis: nowMillis) {
             if let onThisServer { return NotificationPlan(.close(onThisServer), .supersededByStale) }
+            // Shown on a server that went, or (planned without one) on a server to ask about first.
+            if display?.onScreen != nil { return NotificationPlan(.forget, .supersededByStale) }
             return NotificationPlan(.nothing, .stale)
         }
 

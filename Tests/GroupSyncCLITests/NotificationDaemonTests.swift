@@ -235,6 +235,23 @@ struct NotificationDaemonTests {
         #expect(second.stdout.hasPrefix("suppressed"))
         #expect(try a.cli.run("notify", "shield", "--suite", "group.scrollbrake", "--config-key", "missing", "--app", "X").status != 0)
     }
+
+    /// A shield post that waited for a notification server is stamped when one shows it, as a sent one is.
+    @Test func aShieldPostShownLateIsStampedWhenShown() throws {
+        let folder = TemporaryFolder()
+        let (bus, a) = try deviceOnItsOwnBus(in: folder, withServer: false)
+        try a.cli.run("set", "group.scrollbrake", "cfg", "--json", #"{"payload":{"title":"Safari is blocked"},"minIntervalSeconds":30}"#)
+        let waiting = try a.cli.run("notify", "shield", "--suite", "group.scrollbrake", "--config-key", "cfg", "--app", "Safari")
+        #expect(waiting.stdout.hasPrefix("waiting"), "\(waiting.stdout)\(waiting.stderr)")
+        #expect(try a.cli.run("get", "group.scrollbrake", "cfgLastSentAt").status == 1, "not sent yet")
+        try bus.startServer()
+        Thread.sleep(forTimeInterval: 2.1)  // activity looks for a server at most every 2 s
+        try a.cli.run("set", "s", "k", "any change")
+        #expect(bus.calls("Notify").first?["summary"] == .string("Safari is blocked"), "\(a.log)")
+        let deadline = Date().addingTimeInterval(5)
+        while try a.cli.run("get", "group.scrollbrake", "cfgLastSentAt").status != 0, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(try a.cli.run("get", "group.scrollbrake", "cfgLastSentAt").status == 0, "stamped once shown: \(a.log)")
+    }
 }
 
 /// The balance's "time's up": once per device per episode, gone again when minutes are earned.

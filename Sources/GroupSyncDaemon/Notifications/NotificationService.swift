@@ -39,6 +39,10 @@ final class NotificationService: @unchecked Sendable {
     /// one. When the notification is shown later (a server appeared), their status becomes `shown`, so that
     /// it records the outcome as `fire --help` says, and pending removals leave a shown one alone.
     private nonisolated(unsafe) var waitingActionRequests: [String: Set<String>] = [:]
+    /// Shield-shown posts left waiting for a notification server: identifier → where its `…LastSentAt` goes,
+    /// written when the notification is shown (the seed stamps a sent notification). Kept in memory only: after
+    /// a restart a late shield post goes unstamped, and the next one is not held back by it.
+    private nonisolated(unsafe) var waitingShieldStamps: [String: (suite: String, key: String)] = [:]
 
     init(store: Store, notifier: any Notifier, log: DaemonLog, clock: @escaping @Sendable () -> Int64,
          environment: [String: String] = [:]) {
@@ -141,9 +145,11 @@ final class NotificationService: @unchecked Sendable {
             case .post(let request, let lastSentAt):
                 let answer = post(request)
                 // Stamped only once shown (or already on screen): a post still waiting for a server, or one
-                // the server refused, was not sent, and must not hold back the next one.
-                if case .done(_, let result, _, _) = answer, result == .shown || result == .unchanged {
-                    try store.set(lastSentAt, suite: suite, key: lastSentAtKey)
+                // the server refused, was not sent, and must not hold back the next one. A waiting one is
+                // stamped when a server shows it (`markWaitingShown`).
+                if case .done(_, let result, _, _) = answer {
+                    if result == .shown || result == .unchanged { try store.set(lastSentAt, suite: suite, key: lastSentAtKey) }
+                    if result == .waiting { waitingShieldStamps[request.id] = (suite, lastSentAtKey) }
                 }
                 return answer
             }
@@ -300,8 +306,14 @@ final class NotificationService: @unchecked Sendable {
         return nil
     }
 
-    /// The notification of `id` was just shown: this device's action requests that waited for it say so.
-    private func markWaitingActionRequestsShown(_ id: String) {
+    /// The notification of `id` was just shown: a shield post that waited for it is stamped, and this device's
+    /// action requests that waited for it say so.
+    private func markWaitingShown(_ id: String) {
+        if let stamp = waitingShieldStamps.removeValue(forKey: id) {
+            do { try store.set(.double(Double(clock()) / 1000), suite: stamp.suite, key: stamp.key) } catch {
+                log.write("event=shield-stamp-unsaved suite=\(quoted(stamp.suite)) error=\(quoted("\(error)"))")
+            }
+        }
         guard let suites = waitingActionRequests.removeValue(forKey: id) else { return }
         let key = AppGroupState.notificationKey(id)
         for suite in suites.sorted() {
@@ -366,7 +378,7 @@ final class NotificationService: @unchecked Sendable {
                 saidUnavailable = false
                 log.write("event=notification-server-available")
             }
-            if case .show = plan.action { markWaitingActionRequestsShown(id) }
+            if case .show = plan.action { markWaitingShown(id) }
             waiting.presented(id)
             if case .nothing = plan.action {} else { log.write("event=notification id=\(quoted(id)) \(quoted(outcome.description))") }
         case .failed:

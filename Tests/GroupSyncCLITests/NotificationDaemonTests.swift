@@ -150,6 +150,27 @@ struct NotificationDaemonTests {
         #expect(try a.cli.run("balance", "--json").stdout.contains(#""timeUp":false"#))
     }
 
+    /// The countdown says what is left: refreshed when the next day's allowance begins and when minutes are
+    /// earned, not only when they are spent.
+    @Test func theCountdownFollowsTheNextDayAndEarnings() throws {
+        let folder = TemporaryFolder()
+        let (bus, a) = try deviceOnItsOwnBus(in: folder)
+        let endsAt = Int64(Date().timeIntervalSince1970) + 5
+        let offset = 86_400 - Int(endsAt % 86_400)
+        let zone = String(format: "ABC-%02d:%02d:%02d", offset / 3600, offset / 60 % 60, offset % 60)
+        #expect(try a.cli.run("balance", "policy", "--daily-base", "10", "--timezone", zone).status == 0)
+        #expect(try a.cli.run("balance", "spend", "8").status == 0)
+        func countdowns(atLeast count: Int, timeout: TimeInterval) -> [String] {
+            bus.calls("Notify", atLeast: count, timeout: timeout).filter { $0["summary"] == .string("Screen time") }.compactMap {
+                if case .string(let body)? = $0["body"] { body } else { nil }
+            }
+        }
+        #expect(countdowns(atLeast: 1, timeout: 3) == ["2 min left"])
+        #expect(countdowns(atLeast: 2, timeout: 12).last == "10 min left", "the next day's allowance: \(a.log)")
+        try a.cli.run("balance", "earn", "5")
+        #expect(countdowns(atLeast: 3, timeout: 5).last == "15 min left")
+    }
+
     @Test func aPostWaitingForAServerStopsTheTimerOnceItExpires() throws {
         let folder = TemporaryFolder()
         let (bus, a) = try deviceOnItsOwnBus(in: folder, withServer: false)

@@ -16,8 +16,9 @@ final class TimesUpNotifications: @unchecked Sendable {
     init(environment: [String: String]) { self.environment = environment }
 
     /// Posts or takes down what the balance calls for. Returns when to check again with no write to prompt
-    /// it: the end of the day while "time's up" is shown (the new day's allowance ends the episode, and a
-    /// laptop left on overnight must not wake to "No minutes left"); nil otherwise, so no timer runs.
+    /// it: the end of the day while "time's up" or the countdown is shown (the new day's allowance ends the
+    /// episode and changes what is left, and a laptop left on overnight must not wake to "No minutes left"
+    /// or yesterday's "2 min left"); nil otherwise, so no timer runs.
     func check(service: NotificationService, store: Store, nowMillis: Int64) -> Int64? {
         guard let summary = try? store.updateBalance(nowMillis: nowMillis, environment: environment, { $0.summary }) else { return nil }
         let postedEpisode = Self.int(store, "timesUpEpisode")
@@ -28,6 +29,7 @@ final class TimesUpNotifications: @unchecked Sendable {
                                               level: .timeSensitive))
                 Self.store(store, "timesUpEpisode", summary.lastSpendMillis)
                 _ = service.dismiss(id: Self.countdownID)
+                _ = try? store.delete(suite: Self.stateSuite, key: "countdownShownMs")
             }
             return summary.dayEndMillis
         }
@@ -36,14 +38,19 @@ final class TimesUpNotifications: @unchecked Sendable {
             _ = service.dismiss(id: Self.timesUpID)
             _ = try? store.delete(suite: Self.stateSuite, key: "timesUpEpisode")
         }
-        // The passive countdown follows usage: updated in place (same ID) whenever a spend moved the balance.
-        if summary.lastSpendMillis > 0, Self.int(store, "countdownSpend") != summary.lastSpendMillis {
+        // The passive countdown follows usage: updated in place (same ID) whenever a spend moved the balance,
+        // and, while it is shown, whenever what is left changed otherwise (an earning, the next day).
+        let shownMs = Self.int(store, "countdownShownMs")
+        let spentSince = summary.lastSpendMillis > 0 && Self.int(store, "countdownSpend") != summary.lastSpendMillis
+        if spentSince || (shownMs != nil && shownMs != summary.remainingMs) {
             let minutes = summary.remainingMinutes
             let shown = minutes == minutes.rounded() ? String(Int(minutes)) : String(minutes)
             _ = service.post(Self.request(id: Self.countdownID, title: "Screen time", body: "\(shown) min left", level: .passive))
             Self.store(store, "countdownSpend", summary.lastSpendMillis)
+            Self.store(store, "countdownShownMs", summary.remainingMs)
+            return summary.dayEndMillis
         }
-        return nil
+        return shownMs == nil ? nil : summary.dayEndMillis
     }
 
     private static func request(id: String, title: String, body: String, level: NotificationLevel) -> NotificationRequest {

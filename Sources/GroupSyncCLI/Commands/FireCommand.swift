@@ -9,8 +9,9 @@ enum FireCommand: Command {
         usage: groupsync fire --suite SUITE --activity A --callback C [--event E] [--at MS] [--json]
 
         Runs the actions the app stored in SUITE under actions_for_{A}_{C} (or actions_for_{A}_{C}_{E}
-        for an event callback), in order, then records events_{A}_{C}[_{E}] = the time (epoch ms). The
-        list is read on every call, so editing it changes what the next callback does.
+        for an event callback), in order, then records events_{A}_{C}[_{E}] = the time (epoch ms), unless
+        it already holds a later one (a callback reported late with --at). The list is read on every call,
+        so editing it changes what the next callback does.
 
         Each action's guards are checked first, against the history before this callback:
         neverTriggerBefore, skipIfAlreadyTriggeredAfter, skipIfAlreadyTriggeredBefore,
@@ -106,10 +107,11 @@ enum FireCommand: Command {
             Console.out(o.text)
             return
         }
+        let recorded = plan.changes[call.eventsKey] == nil ? "\(call.eventsKey) kept its later time" : "recorded \(call.eventsKey)"
         if let problem = plan.actionsProblem {
             Console.out(problem)
         } else if plan.actionCount == 0 {
-            Console.out("no actions stored under \(call.actionsKey); recorded \(call.eventsKey)")
+            Console.out("no actions stored under \(call.actionsKey); \(recorded)")
         } else {
             for r in plan.reports { Console.out("\(r.index) \(r.type): \(r.outcome.rawValue): \(r.detail)") }
             for (identifier, status) in delivered.sorted(by: { $0.key < $1.key }) {
@@ -118,7 +120,7 @@ enum FireCommand: Command {
             for (identifier, status) in removed.sorted(by: { $0.key < $1.key }) where !plan.notifications.contains(identifier) {
                 Console.out("notification \(identifier): \(status == ActionNotificationRequest.removing && !daemonAnswered ? "removing (no daemon running; dismissed when one starts)" : status)")
             }
-            Console.out("recorded \(call.eventsKey)")
+            Console.out(recorded)
         }
     }
 }

@@ -111,7 +111,7 @@ enum UsageCommand: Command {
         guard let text = arguments.value("--at") else { return now }
         let at = try epochMillis(text, flag: "--at")
         if at > now + 1000 {
-            throw .badInput("--at \(at) is \(BalanceFormatting.minutes(at - now)) min in the future: report an event once it happened")
+            throw .badInput("--at \(at) is \((at - now + 999) / 1000) s in the future: report an event once it happened")
         }
         return at
     }

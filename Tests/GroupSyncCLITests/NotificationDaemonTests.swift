@@ -129,19 +129,19 @@ struct NotificationDaemonTests {
         #expect(a.log.components(separatedBy: "notification-server-unavailable").count <= 2, "said at most once")
     }
 
-    /// With a session bus but no server, a post that waits is looked for again on a timer, but only until its
-    /// time to live runs out: then it would not be shown anyway, and the worker goes back to sleeping untimed.
+    /// A POSIX zone whose local day ends `seconds` from now (an offset east of UTC is written negative).
+    static func zoneWhoseDayEnds(inSeconds seconds: Int64) -> String {
+        let offset = 86_400 - Int((Int64(Date().timeIntervalSince1970) + seconds) % 86_400)
+        return String(format: "ABC-%02d:%02d:%02d", offset / 3600, offset / 60 % 60, offset % 60)
+    }
+
     /// "Time's up" ends when the day's new allowance arrives, with no write to prompt it: the daemon looks
     /// again at the end of the day (only while it shows time's up), so a laptop left on overnight does not
     /// wake to "No minutes left".
     @Test func timesUpIsTakenDownWhenTheDayEnds() throws {
         let folder = TemporaryFolder()
         let (bus, a) = try deviceOnItsOwnBus(in: folder)
-        // A zone whose local day ends 5 s from now (POSIX offsets are east of UTC when negative).
-        let endsAt = Int64(Date().timeIntervalSince1970) + 5
-        let offset = 86_400 - Int(endsAt % 86_400)
-        let zone = String(format: "ABC-%02d:%02d:%02d", offset / 3600, offset / 60 % 60, offset % 60)
-        #expect(try a.cli.run("balance", "policy", "--daily-base", "1", "--timezone", zone).status == 0)
+        #expect(try a.cli.run("balance", "policy", "--daily-base", "1", "--timezone", Self.zoneWhoseDayEnds(inSeconds: 5)).status == 0)
         #expect(try a.cli.run("balance", "spend", "1").status == 0)
         let posted = bus.calls("Notify", atLeast: 1, timeout: 3).first { $0["summary"] == .string("Time's up") }
         let number = try #require(posted?["returned"], "time's up shown: \(bus.calls("Notify", timeout: 0))")
@@ -155,10 +155,7 @@ struct NotificationDaemonTests {
     @Test func theCountdownFollowsTheNextDayAndEarnings() throws {
         let folder = TemporaryFolder()
         let (bus, a) = try deviceOnItsOwnBus(in: folder)
-        let endsAt = Int64(Date().timeIntervalSince1970) + 5
-        let offset = 86_400 - Int(endsAt % 86_400)
-        let zone = String(format: "ABC-%02d:%02d:%02d", offset / 3600, offset / 60 % 60, offset % 60)
-        #expect(try a.cli.run("balance", "policy", "--daily-base", "10", "--timezone", zone).status == 0)
+        #expect(try a.cli.run("balance", "policy", "--daily-base", "10", "--timezone", Self.zoneWhoseDayEnds(inSeconds: 5)).status == 0)
         #expect(try a.cli.run("balance", "spend", "8").status == 0)
         func countdowns(atLeast count: Int, timeout: TimeInterval) -> [String] {
             bus.calls("Notify", atLeast: count, timeout: timeout).filter { $0["summary"] == .string("Screen time") }.compactMap {
@@ -171,6 +168,8 @@ struct NotificationDaemonTests {
         #expect(countdowns(atLeast: 3, timeout: 5).last == "15 min left")
     }
 
+    /// With a session bus but no server, a post that waits is looked for again on a timer, but only until its
+    /// time to live runs out: then it would not be shown anyway, and the worker goes back to sleeping untimed.
     @Test func aPostWaitingForAServerStopsTheTimerOnceItExpires() throws {
         let folder = TemporaryFolder()
         let (bus, a) = try deviceOnItsOwnBus(in: folder, withServer: false)

@@ -150,12 +150,12 @@ struct NotificationDaemonTests {
         #expect(try a.cli.run("balance", "--json").stdout.contains(#""timeUp":false"#))
     }
 
-    /// The countdown says what is left: refreshed when the next day's allowance begins and when minutes are
-    /// earned, not only when they are spent.
-    @Test func theCountdownFollowsTheNextDayAndEarnings() throws {
+    /// The countdown says what is left: refreshed when minutes are earned, not only when they are spent, and
+    /// taken down when the day ends (the next day's first spend posts the next one).
+    @Test func theCountdownFollowsEarningsAndEndsWithTheDay() throws {
         let folder = TemporaryFolder()
         let (bus, a) = try deviceOnItsOwnBus(in: folder)
-        #expect(try a.cli.run("balance", "policy", "--daily-base", "10", "--timezone", Self.zoneWhoseDayEnds(inSeconds: 5)).status == 0)
+        #expect(try a.cli.run("balance", "policy", "--daily-base", "10", "--timezone", Self.zoneWhoseDayEnds(inSeconds: 6)).status == 0)
         #expect(try a.cli.run("balance", "spend", "8").status == 0)
         func countdowns(atLeast count: Int, timeout: TimeInterval) -> [String] {
             bus.calls("Notify", atLeast: count, timeout: timeout).filter { $0["summary"] == .string("Screen time") }.compactMap {
@@ -163,9 +163,11 @@ struct NotificationDaemonTests {
             }
         }
         #expect(countdowns(atLeast: 1, timeout: 3) == ["2 min left"])
-        #expect(countdowns(atLeast: 2, timeout: 12).last == "10 min left", "the next day's allowance: \(a.log)")
         try a.cli.run("balance", "earn", "5")
-        #expect(countdowns(atLeast: 3, timeout: 5).last == "15 min left")
+        #expect(countdowns(atLeast: 2, timeout: 3).last == "7 min left")
+        let number = bus.calls("Notify", timeout: 0).last { $0["summary"] == .string("Screen time") }?["returned"]
+        let closes = bus.calls("CloseNotification", atLeast: 1, timeout: 12)
+        #expect(number != nil && closes.contains { $0["id"] == number }, "taken down when the day ended: \(closes)\n\(a.log)")
     }
 
     /// With a session bus but no server, a post that waits is looked for again on a timer, but only until its

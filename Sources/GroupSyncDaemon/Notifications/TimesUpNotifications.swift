@@ -17,8 +17,8 @@ final class TimesUpNotifications: @unchecked Sendable {
 
     /// Posts or takes down what the balance calls for. Returns when to check again with no write to prompt
     /// it: the end of the day while "time's up" or the countdown is shown (the new day's allowance ends the
-    /// episode and changes what is left, and a laptop left on overnight must not wake to "No minutes left"
-    /// or yesterday's "2 min left"); nil otherwise, so no timer runs.
+    /// episode, and yesterday's countdown is taken down: a laptop left on overnight must not wake to "No
+    /// minutes left" or "2 min left"); nil otherwise, so no timer runs.
     func check(service: NotificationService, store: Store, nowMillis: Int64) -> Int64? {
         guard let summary = try? store.updateBalance(nowMillis: nowMillis, environment: environment, { $0.summary }) else { return nil }
         let postedEpisode = Self.int(store, "timesUpEpisode")
@@ -29,7 +29,7 @@ final class TimesUpNotifications: @unchecked Sendable {
                                               level: .timeSensitive))
                 Self.store(store, "timesUpEpisode", summary.lastSpendMillis)
                 _ = service.dismiss(id: Self.countdownID)
-                _ = try? store.delete(suite: Self.stateSuite, key: "countdownShownMs")
+                Self.forgetCountdown(store)
             }
             return summary.dayEndMillis
         }
@@ -40,7 +40,13 @@ final class TimesUpNotifications: @unchecked Sendable {
         }
         // The passive countdown follows usage: updated in place (same ID) whenever a spend moved the balance,
         // and, while it is shown, whenever what is left changed otherwise (an earning, the next day).
-        let shownMs = Self.int(store, "countdownShownMs")
+        var shownMs = Self.int(store, "countdownShownMs")
+        if shownMs != nil, Self.int(store, "countdownDayEnd") != summary.dayEndMillis {
+            // A new day: yesterday's countdown goes; the day's first spend posts the next one.
+            _ = service.dismiss(id: Self.countdownID)
+            Self.forgetCountdown(store)
+            shownMs = nil
+        }
         let spentSince = summary.lastSpendMillis > 0 && Self.int(store, "countdownSpend") != summary.lastSpendMillis
         if spentSince || (shownMs != nil && shownMs != summary.remainingMs) {
             let minutes = summary.remainingMinutes
@@ -48,9 +54,14 @@ final class TimesUpNotifications: @unchecked Sendable {
             _ = service.post(Self.request(id: Self.countdownID, title: "Screen time", body: "\(shown) min left", level: .passive))
             Self.store(store, "countdownSpend", summary.lastSpendMillis)
             Self.store(store, "countdownShownMs", summary.remainingMs)
+            Self.store(store, "countdownDayEnd", summary.dayEndMillis)
             return summary.dayEndMillis
         }
         return shownMs == nil ? nil : summary.dayEndMillis
+    }
+
+    private static func forgetCountdown(_ store: Store) {
+        for key in ["countdownShownMs", "countdownDayEnd"] { _ = try? store.delete(suite: stateSuite, key: key) }
     }
 
     private static func request(id: String, title: String, body: String, level: NotificationLevel) -> NotificationRequest {

@@ -274,6 +274,21 @@ struct NotificationDaemonTests {
         while try a.cli.run("get", "group.scrollbrake", "cfgLastSentAt").status != 0, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
         #expect(try a.cli.run("get", "group.scrollbrake", "cfgLastSentAt").status == 0, "stamped once shown: \(a.log)")
     }
+
+    /// A waiting shield post replaced by another post of its identifier is never shown, so never stamped.
+    @Test func aWaitingShieldPostReplacedBeforeItIsShownIsNotStamped() throws {
+        let folder = TemporaryFolder()
+        let (bus, a) = try deviceOnItsOwnBus(in: folder, withServer: false)
+        try a.cli.run("set", "group.scrollbrake", "cfg", "--json", #"{"payload":{"identifier":"shield","title":"Safari is blocked"},"minIntervalSeconds":600}"#)
+        #expect(try a.cli.run("notify", "shield", "--suite", "group.scrollbrake", "--config-key", "cfg", "--app", "Safari").stdout.hasPrefix("waiting"))
+        #expect(try a.cli.run("notify", "post", "--id", "shield", "--title", "something else", "--min-interval", "0").stdout.hasPrefix("waiting"))
+        try bus.startServer()
+        Thread.sleep(forTimeInterval: 2.1)  // activity looks for a server at most every 2 s
+        try a.cli.run("set", "s", "k", "any change")
+        #expect(bus.calls("Notify").map { $0["summary"] } == [.string("something else")], "\(a.log)")
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(try a.cli.run("get", "group.scrollbrake", "cfgLastSentAt").status == 1, "the shield was never shown")
+    }
 }
 
 /// The balance's "time's up": once per device per episode, gone again when minutes are earned.

@@ -35,14 +35,15 @@ final class NotificationService: @unchecked Sendable {
     /// When the balance must be looked at again with no write to prompt it: the end of the day while "time's
     /// up" is shown, as the day's new allowance ends the episode (`TimesUpNotifications.check`).
     private nonisolated(unsafe) var balanceRecheckAtMillis: Int64?
-    /// This device's action requests left `waiting` for a notification server: identifier → the suites holding
-    /// one. When the notification is shown later (a server appeared), their status becomes `shown`, so that
-    /// it records the outcome as `fire --help` says, and pending removals leave a shown one alone.
-    private nonisolated(unsafe) var waitingActionRequests: [String: Set<String>] = [:]
-    /// Shield-shown posts left waiting for a notification server: identifier → where its `…LastSentAt` goes,
-    /// written when the notification is shown (the seed stamps a sent notification). Kept in memory only: after
-    /// a restart a late shield post goes unstamped, and the next one is not held back by it.
-    private nonisolated(unsafe) var waitingShieldStamps: [String: (suite: String, key: String)] = [:]
+    /// This device's action requests left `waiting` for a notification server: identifier → the post that
+    /// waits and the suites holding a request for it. When that very post is shown later (a server appeared),
+    /// their status becomes `shown`, so that it records the outcome as `fire --help` says, and pending
+    /// removals leave a shown one alone. Another post of the identifier shown instead ends the wait unmarked.
+    private nonisolated(unsafe) var waitingActionRequests: [String: (post: NotificationStamp, suites: Set<String>)] = [:]
+    /// Shield-shown posts left waiting for a notification server: identifier → the post that waits and where
+    /// its `…LastSentAt` goes, written when that post is shown (the seed stamps a sent notification). Kept in
+    /// memory only: after a restart a late shield post goes unstamped, and the next one is not held back by it.
+    private nonisolated(unsafe) var waitingShieldStamps: [String: (post: NotificationStamp, suite: String, key: String)] = [:]
 
     init(store: Store, notifier: any Notifier, log: DaemonLog, clock: @escaping @Sendable () -> Int64,
          environment: [String: String] = [:]) {
@@ -149,7 +150,9 @@ final class NotificationService: @unchecked Sendable {
                 // stamped when a server shows it (`markWaitingShown`).
                 if case .done(_, let result, _, _) = answer {
                     if result == .shown || result == .unchanged { try store.set(lastSentAt, suite: suite, key: lastSentAtKey) }
-                    if result == .waiting { waitingShieldStamps[request.id] = (suite, lastSentAtKey) }
+                    if result == .waiting, let waitingPost = try currentRecord(request.id)?.stamp {
+                        waitingShieldStamps[request.id] = (waitingPost, suite, lastSentAtKey)
+                    }
                 }
                 return answer
             }
@@ -274,7 +277,7 @@ final class NotificationService: @unchecked Sendable {
             switch ActionNotificationRequest.step(identifier: identifier, request: request, own: own, nowMillis: clock()) {
             case .leave:
                 let status = ActionNotificationRequest.status(of: request)
-                if status == ActionNotificationRequest.waiting { waitingActionRequests[identifier, default: []].insert(entry.suite) }
+                if status == ActionNotificationRequest.waiting { noteWaiting(identifier, suite: entry.suite) }
                 return status
             case .settle(let settled):
                 status = settled
@@ -293,7 +296,7 @@ final class NotificationService: @unchecked Sendable {
                 }
                 if written {
                     log.write("event=action-notification suite=\(quoted(entry.suite)) id=\(quoted(identifier)) status=\(quoted(status))")
-                    if status == ActionNotificationRequest.waiting { waitingActionRequests[identifier, default: []].insert(entry.suite) }
+                    if status == ActionNotificationRequest.waiting { noteWaiting(identifier, suite: entry.suite) }
                     return status
                 }
                 guard let current else { return nil }  // the app deleted the request meanwhile
@@ -306,15 +309,24 @@ final class NotificationService: @unchecked Sendable {
         return nil
     }
 
-    /// The notification of `id` was just shown: a shield post that waited for it is stamped, and this device's
-    /// action requests that waited for it say so.
-    private func markWaitingShown(_ id: String) {
-        if let stamp = waitingShieldStamps.removeValue(forKey: id) {
+    /// An action request of `identifier` in `suite` waits for a server, to show the identifier's current post.
+    private func noteWaiting(_ identifier: String, suite: String) {
+        guard let waitingPost = (try? currentRecord(identifier))??.stamp else { return }
+        var suites = waitingActionRequests[identifier].flatMap { $0.post == waitingPost ? $0.suites : nil } ?? []
+        suites.insert(suite)
+        waitingActionRequests[identifier] = (waitingPost, suites)
+    }
+
+    /// The post `shown` of `id` was just shown: a shield post that waited as that very post is stamped, and
+    /// this device's action requests that waited for it say so. Whatever waited as another post of the ID
+    /// (replaced or dismissed meanwhile) will never be shown: it stops waiting, unmarked.
+    private func markWaitingShown(_ id: String, shown: NotificationStamp) {
+        if let stamp = waitingShieldStamps.removeValue(forKey: id), stamp.post == shown {
             do { try store.set(.double(Double(clock()) / 1000), suite: stamp.suite, key: stamp.key) } catch {
                 log.write("event=shield-stamp-unsaved suite=\(quoted(stamp.suite)) error=\(quoted("\(error)"))")
             }
         }
-        guard let suites = waitingActionRequests.removeValue(forKey: id) else { return }
+        guard let (waitingPost, suites) = waitingActionRequests.removeValue(forKey: id), waitingPost == shown else { return }
         let key = AppGroupState.notificationKey(id)
         for suite in suites.sorted() {
             do {
@@ -378,7 +390,7 @@ final class NotificationService: @unchecked Sendable {
                 saidUnavailable = false
                 log.write("event=notification-server-available")
             }
-            if case .show = plan.action { markWaitingShown(id) }
+            if case .show = plan.action, let record { markWaitingShown(id, shown: record.stamp) }
             waiting.presented(id)
             if case .nothing = plan.action {} else { log.write("event=notification id=\(quoted(id)) \(quoted(outcome.description))") }
         case .failed:

@@ -9,20 +9,25 @@ enum BalanceAgent {
     /// `store` is the daemon's own connection, which signals nothing by itself: after writing, the
     /// agent posts the daemon's change `signal`, so the sessions send its writes at once (and local
     /// watchers see them); the next pass then finds nothing to do.
+    ///
+    /// Returns when to run again with no change to prompt it: when this device's own request to peers expires
+    /// (`BalanceBook.ownRequestExpiryMillis`), while one is open; nil otherwise, so no timer runs.
     static func changed(store: Store, signal: ChangeSignal, connectedPeers: [PeerConnection], log: DaemonLog, nowMillis: Int64,
-                        environment: [String: String]) {
+                        environment: [String: String]) -> Int64? {
         let connected = Set(connectedPeers.filter { $0.status.isEstablished }.map(\.peer))
         do {
-            let written = try store.updateBalance(nowMillis: nowMillis, environment: environment) { book -> Int in
+            let (written, runAgainAt) = try store.updateBalance(nowMillis: nowMillis, environment: environment) { book -> (Int, Int64?) in
                 book.rebalance(connected: connected)
-                return book.writes.count
+                return (book.writes.count, book.ownRequestExpiryMillis)
             }
             if written > 0 {
                 signal.post()
                 log.write("event=balance-rebalanced writes=\(written) connected=\(connected.count)")
             }
+            return runAgainAt
         } catch {
             log.write("event=balance-failed error=\"\(error)\"")
+            return nil
         }
     }
 }

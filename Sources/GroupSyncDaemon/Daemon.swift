@@ -378,10 +378,18 @@ public final class Daemon: @unchecked Sendable {
 
     private func watchLoop() {
         guard let watcher else { return }
+        // When the balance agent must run again unprompted (an own request to peers expiring); nil: no timer.
+        var agentRunAt: Int64?
+        func runBalanceAgent(_ live: [PeerConnection]) {
+            agentRunAt = BalanceAgent.changed(store: store, signal: changeSignal, connectedPeers: live, log: log, nowMillis: clock(),
+                                              environment: configuration.environment)
+        }
         while state.locked({ running }) {
-            switch watcher.wait() {
+            let timeout = agentRunAt.map { Int32(clamping: max(1, $0 - clock())) } ?? -1
+            switch watcher.wait(timeoutMillis: timeout) {
             case .woken: return
-            case .timedOut: continue
+            case .timedOut:
+                if let due = agentRunAt, clock() >= due { runBalanceAgent(state.locked { Array(connections.values) }) }
             case .changed:
                 // Every commit on the machine comes through here, so it reads as little as it can: one read for
                 // the head and the pairing version, one for the keys the notifications and the balance watch.
@@ -400,8 +408,7 @@ public final class Daemon: @unchecked Sendable {
                 let balanceTouched = keys.map { $0.contains { $0.suite == BalanceSuite.name } } ?? true
                 if balanceTouched || connected != balanceAgentPeers {
                     balanceAgentPeers = connected
-                    BalanceAgent.changed(store: store, signal: changeSignal, connectedPeers: live, log: log, nowMillis: clock(),
-                                         environment: configuration.environment)
+                    runBalanceAgent(live)
                 }
             }
         }

@@ -191,7 +191,11 @@ import Testing
         a.act(at: noon + 5_000) { $0.request(holdMs: 20 * minute) }
         settle(devices, at: noon + 5_000)
         #expect(a.summary(at: noon + 5_000).heldHereMs == 0)
+        // The daemon is told when to run the agent again, with no change to prompt it: when c's request expires.
+        #expect(c.book(at: noon + 5_000).ownRequestExpiryMillis == noon + 1 + 30_001)
+        #expect(a.book(at: noon + 5_000).ownRequestExpiryMillis != nil, "a's own request is open too")
         settle(devices, at: noon + 31_000)
+        #expect(c.book(at: noon + 31_000).ownRequestExpiryMillis == nil, "withdrawn: no timer")
         #expect(a.summary(at: noon + 31_000).heldHereMs >= 20 * minute, "\(a.summary(at: noon + 31_000))")
         #expect(a.act(at: noon + 31_001) { $0.spend(20 * minute) } == 20 * minute)
     }

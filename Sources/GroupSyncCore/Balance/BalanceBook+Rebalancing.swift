@@ -51,6 +51,13 @@ extension BalanceBook {
 
     /// Withdraws this device's request once it has outlived `ownRequestLifetimeMillis`: the daemon's agent runs
     /// this whenever the balance changes, so a peer's request is what ends a forgotten one, before it is answered.
+    /// When this device's open request outlives `ownRequestLifetimeMillis`, if one is open: the daemon runs
+    /// its agent again then, so a forgotten request is withdrawn even when nothing else touches the balance.
+    public var ownRequestExpiryMillis: Int64? {
+        guard let open = ledger.requests[me], ledger.hasActiveRequest(me, today: today) else { return nil }
+        return open.at.saturatingAdding(Self.ownRequestLifetimeMillis + 1)
+    }
+
     mutating func withdrawStaleOwnRequest() {
         guard let open = ledger.requests[me], ledger.hasActiveRequest(me, today: today),
               nowMillis.saturatingSubtracting(open.at) > Self.ownRequestLifetimeMillis else { return }

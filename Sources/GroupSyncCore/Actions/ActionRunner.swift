@@ -138,8 +138,8 @@ private struct Execution {
             for key in state.keys.filter({ $0.hasPrefix(AppGroupState.notificationPrefix) }).sorted() {
                 guard case .dictionary(var request)? = state[key],
                       let status = ActionNotificationRequest.status(of: request), ActionNotificationRequest.delivered.contains(status) else { continue }
-                let identifier = String(key.dropFirst(AppGroupState.notificationPrefix.count))
-                if let owner = ActionNotificationRequest.device(of: request), let device, owner != device {
+                let identifier = AppGroupState.notificationIdentifier(ofKey: key)
+                if isAnotherDevices(request) {
                     if !plan.dismissalsHereOnly.contains(identifier) { plan.dismissalsHereOnly.append(identifier) }
                     continue
                 }
@@ -198,6 +198,13 @@ private struct Execution {
         return Set(items.compactMap { if case .string(let s) = $0 { s } else { nil } })
     }
 
+    /// Whether `request` names another device than this one as its own (a request without a device, written
+    /// before the field, counts as this device's).
+    func isAnotherDevices(_ request: [String: Value]) -> Bool {
+        guard let owner = ActionNotificationRequest.device(of: request), let device else { return false }
+        return owner != device
+    }
+
     /// Takes back this device's requests among `keys` that are not on a screen yet, as iOS's pending removals
     /// do: one never handed to a daemon (`pending`) is deleted; one a daemon holds until a notification server
     /// appears (`waiting`) is marked `removing`, for the daemon to drop. A request already shown (delivered:
@@ -207,14 +214,14 @@ private struct Execution {
         var count = 0
         for key in keys {
             guard case .dictionary(var request)? = state[key] else { continue }
-            if let owner = ActionNotificationRequest.device(of: request), let device, owner != device { continue }
+            if isAnotherDevices(request) { continue }
             switch ActionNotificationRequest.status(of: request) {
             case ActionNotificationRequest.pending?:
                 change(key, .delete)
             case ActionNotificationRequest.waiting?:
                 request["status"] = .string(ActionNotificationRequest.removing)
                 change(key, .set(.dictionary(request)))
-                let identifier = String(key.dropFirst(AppGroupState.notificationPrefix.count))
+                let identifier = AppGroupState.notificationIdentifier(ofKey: key)
                 if !plan.removals.contains(identifier) { plan.removals.append(identifier) }
             default:
                 continue

@@ -49,8 +49,6 @@ extension BalanceBook {
     /// so the whole balance could no longer be spent from them. Judged by this device's clock, which wrote it.
     static let ownRequestLifetimeMillis: Int64 = 30_000
 
-    /// Withdraws this device's request once it has outlived `ownRequestLifetimeMillis`: the daemon's agent runs
-    /// this whenever the balance changes, so a peer's request is what ends a forgotten one, before it is answered.
     /// When this device's open request outlives `ownRequestLifetimeMillis`, if one is open: the daemon runs
     /// its agent again then, so a forgotten request is withdrawn even when nothing else touches the balance.
     public var ownRequestExpiryMillis: Int64? {
@@ -58,9 +56,11 @@ extension BalanceBook {
         return open.at.saturatingAdding(Self.ownRequestLifetimeMillis + 1)
     }
 
+    /// Withdraws this device's request once it has outlived `ownRequestLifetimeMillis`: the daemon's agent runs
+    /// this whenever the balance changes (a peer's request ends a forgotten one before it is answered), and
+    /// again at `ownRequestExpiryMillis`.
     mutating func withdrawStaleOwnRequest() {
-        guard let open = ledger.requests[me], ledger.hasActiveRequest(me, today: today),
-              nowMillis.saturatingSubtracting(open.at) > Self.ownRequestLifetimeMillis else { return }
+        guard let expiry = ownRequestExpiryMillis, nowMillis >= expiry else { return }
         withdrawRequest()
     }
 

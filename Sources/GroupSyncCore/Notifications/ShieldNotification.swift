@@ -31,7 +31,7 @@ public enum ShieldNotification {
             return .suppressed(lastSentAtMillis: last!, untilMillis: until)
         }
         // Epoch seconds as a double: what the seed's `userDefaults.set(now, …)` writes and `double(forKey:)` reads.
-        return .post(request, lastSentAt: .double(Double(nowMillis) / 1000))
+        return .post(request, lastSentAt: ShieldNotificationConfig.lastSentAt(nowMillis: nowMillis))
     }
 
     /// The seed reads the time with `double(forKey:)`, which gives 0 — never sent — for anything but a number.

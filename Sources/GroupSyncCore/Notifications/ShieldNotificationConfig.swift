@@ -48,6 +48,8 @@ public struct ShieldNotificationConfig: Hashable, Sendable {
     }
 
     public static func lastSentAtKey(configKey: String) -> String { configKey + lastSentAtSuffix }
+    /// The `…LastSentAt` value for a notification sent at `nowMillis`: epoch seconds, as the seed keeps it.
+    public static func lastSentAt(nowMillis: Int64) -> Value { .double(Double(nowMillis) / 1000) }
 
     /// The request one shield showing posts. A desktop notification has no subtitle line, so it leads the body.
     public func request(configKey: String, placeholders: NotificationPlaceholders) throws(NotificationError) -> NotificationRequest {

@@ -28,8 +28,11 @@ public enum ISO8601 {
     /// CLI or the control socket is the date stored, and one that rounds past 9999 is refused, not stored
     /// to print as a year `parse` cannot read.
     public static func parse(_ text: String) -> Double? {
-        parseExactly(text).map { ($0 * 1000).rounded() / 1000 }
+        parseExactly(text).map(toMillisecond)
     }
+
+    /// `seconds` at the millisecond `format` prints it with.
+    public static func toMillisecond(_ seconds: Double) -> Double { (seconds * 1000).rounded() / 1000 }
 
     private static func parseExactly(_ text: String) -> Double? {
         let c = Array(text.utf8)

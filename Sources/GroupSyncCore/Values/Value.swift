@@ -35,7 +35,7 @@ public indirect enum Value: Hashable, Sendable {
         case .double(let d): d.isFinite
         // A date prints as ISO 8601 with a four-digit year; one outside it could not be written back.
         // Judged at the millisecond `ISO8601.format` prints: 9999-12-31T23:59:59.9996Z would print as year 10000.
-        case .date(let d): ISO8601.representableSeconds.contains((d * 1000).rounded() / 1000)
+        case .date(let d): ISO8601.representableSeconds.contains(ISO8601.toMillisecond(d))
         case .array(let items): items.allSatisfy(\.isStorable)
         case .dictionary(let dict): dict.values.allSatisfy(\.isStorable)
         default: true

@@ -174,7 +174,7 @@ final class NotificationService: @unchecked Sendable {
             var object = JSONObject()
             object.add("ok", true)
             object.add("requests", .dictionary(Dictionary(uniqueKeysWithValues: entries.compactMap { entry in
-                settle(entry).map { (String(entry.key.dropFirst(AppGroupState.notificationPrefix.count)), Value.string($0)) }
+                settle(entry).map { (AppGroupState.notificationIdentifier(ofKey: entry.key), Value.string($0)) }
             })))
             return object.text
         } catch {
@@ -269,7 +269,7 @@ final class NotificationService: @unchecked Sendable {
         var entry = found
         for _ in 0..<4 {
             guard case .dictionary(let request)? = entry.value else { return nil }
-            let identifier = String(entry.key.dropFirst(AppGroupState.notificationPrefix.count))
+            let identifier = AppGroupState.notificationIdentifier(ofKey: entry.key)
             let owner = ActionNotificationRequest.device(of: request)
             let own = owner.map { $0 == store.device.description } ?? (entry.version.origin == store.device)
             guard own else { return nil }
@@ -322,7 +322,7 @@ final class NotificationService: @unchecked Sendable {
     /// (replaced or dismissed meanwhile) will never be shown: it stops waiting, unmarked.
     private func markWaitingShown(_ id: String, shown: NotificationStamp) {
         if let stamp = waitingShieldStamps.removeValue(forKey: id), stamp.post == shown {
-            do { try store.set(.double(Double(clock()) / 1000), suite: stamp.suite, key: stamp.key) } catch {
+            do { try store.set(ShieldNotificationConfig.lastSentAt(nowMillis: clock()), suite: stamp.suite, key: stamp.key) } catch {
                 log.write("event=shield-stamp-unsaved suite=\(quoted(stamp.suite)) error=\(quoted("\(error)"))")
             }
         }

@@ -273,9 +273,7 @@ public final class Store: ReplicaStore {
     /// hops from suite to suite along the key (one seek each, `suites` below) and reads only the range of keys
     /// with the prefix in each: a few seeks per suite, whatever the number of keys.
     public func liveEntries(keyPrefix prefix: String) throws(StoreError) -> [Entry] {
-        guard let last = prefix.utf8.last, last < 0x7F else { return [] }
-        // [prefix, prefix with its last byte raised by one): the keys that start with it, compared as bytes.
-        let end = String(decoding: prefix.utf8.dropLast() + [last + 1], as: UTF8.self)
+        guard let end = Self.endOfKeys(startingWith: prefix) else { return [] }
         let statement = try cached("""
             WITH RECURSIVE suites(name) AS (
               SELECT (SELECT suite FROM entries ORDER BY suite LIMIT 1)
@@ -293,6 +291,13 @@ public final class Store: ReplicaStore {
             entries.append(try readEntry(statement, suite: statement.string(4), key: statement.string(5), firstColumn: 0))
         }
         return entries
+    }
+
+    /// The keys that start with `prefix` are the range [prefix, this), compared as bytes: the prefix with its
+    /// last byte raised by one. Nil unless that byte is ASCII below 0x7F.
+    private static func endOfKeys(startingWith prefix: String) -> String? {
+        guard let last = prefix.utf8.last, last < 0x7F else { return nil }
+        return String(decoding: prefix.utf8.dropLast() + [last + 1], as: UTF8.self)
     }
 
     /// When set, `changes` leaves out a row it cannot decode (a damaged value or origin), reports it here, and
@@ -326,16 +331,22 @@ public final class Store: ReplicaStore {
         return changes
     }
 
-    /// The keys of the given suites changed after `sequence` (up to `through`), without reading values: how the
-    /// daemon finds the few changes it reacts to (notification records, the balance) inside a large catch-up.
-    public func changedKeys(after sequence: Int64, through: Int64, inSuites suites: [String]) throws(StoreError) -> [(suite: String, key: String)] {
-        guard !suites.isEmpty, through > sequence else { return [] }
-        let placeholders = (0..<suites.count).map { "?\($0 + 3)" }.joined(separator: ", ")
-        let statement = try cached("SELECT suite, key FROM entries WHERE seq > ?1 AND seq <= ?2 AND suite IN (\(placeholders)) ORDER BY seq")
+    /// The keys of the given suites changed after `sequence` (up to `through`), and the keys of any suite that
+    /// start with `keyPrefix` (which must end in an ASCII character below 0x7F), without reading values: how the
+    /// daemon finds the few changes it reacts to (notification records, the balance, selection blocks) inside a
+    /// large catch-up.
+    public func changedKeys(after sequence: Int64, through: Int64, inSuites suites: [String], orKeyPrefix keyPrefix: String? = nil) throws(StoreError) -> [(suite: String, key: String)] {
+        guard !suites.isEmpty || keyPrefix != nil, through > sequence else { return [] }
+        let placeholders = (0..<suites.count).map { "?\($0 + 5)" }.joined(separator: ", ")
+        let prefixed = keyPrefix.flatMap { prefix in Self.endOfKeys(startingWith: prefix).map { (prefix, $0) } }
+        let statement = try cached("SELECT suite, key FROM entries WHERE seq > ?1 AND seq <= ?2 AND (suite IN (\(placeholders)) OR (key >= ?3 AND key < ?4)) ORDER BY seq")
         defer { statement.reset() }
         statement.bind(1, sequence)
         statement.bind(2, through)
-        for (index, suite) in suites.enumerated() { statement.bind(Int32(index + 3), suite) }
+        // Without a prefix the range is empty ("" to ""), so only the suites match.
+        statement.bind(3, prefixed?.0 ?? "")
+        statement.bind(4, prefixed?.1 ?? "")
+        for (index, suite) in suites.enumerated() { statement.bind(Int32(index + 5), suite) }
         var keys: [(suite: String, key: String)] = []
         while try statement.step() { keys.append((statement.string(0), statement.string(1))) }
         return keys

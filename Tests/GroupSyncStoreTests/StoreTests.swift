@@ -32,6 +32,23 @@ import GroupSyncCore
         #expect(try reopened.integrityCheck() == ["ok"])
     }
 
+    /// How the daemon finds what it reacts to inside a catch-up: keys of its suites, and keys with a prefix in any suite.
+    @Test func changedKeysAreThoseOfTheSuitesOrWithThePrefixAfterTheCursor() throws {
+        let folder = TemporaryFolder()
+        let store = try Store(path: folder.path + "/store.db", device: Self.me)
+        try store.set(.int(1), suite: "watched", key: "old")
+        let cursor = try store.lastSequence()
+        for (suite, key) in [("watched", "a"), ("app", "groupsync.block.x"), ("app", "groupsync.blockade"), ("app", "groupsync.block"), ("app", "other"), ("app2", "groupsync.block.")] {
+            try store.set(.bool(true), suite: suite, key: key)
+        }
+        let head = try store.lastSequence()
+        let both = try store.changedKeys(after: cursor, through: head, inSuites: ["watched"], orKeyPrefix: "groupsync.block.").map { "\($0.suite)/\($0.key)" }
+        #expect(both == ["watched/a", "app/groupsync.block.x", "app2/groupsync.block."])
+        #expect(try store.changedKeys(after: cursor, through: head, inSuites: ["watched"]).map(\.key) == ["a"])
+        #expect(try store.changedKeys(after: cursor, through: head, inSuites: [], orKeyPrefix: "groupsync.block.").map(\.suite) == ["app", "app2"])
+        #expect(try store.changedKeys(after: head, through: head, inSuites: ["watched"], orKeyPrefix: "groupsync.block.").isEmpty)
+    }
+
     @Test func deleteWritesATombstoneThatReplicates() throws {
         let folder = TemporaryFolder()
         let store = try Store(path: folder.path + "/store.db", device: Self.me)

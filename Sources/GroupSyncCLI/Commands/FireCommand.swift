@@ -20,7 +20,9 @@ enum FireCommand: Command {
         skipIfLargerEventRecordedSinceIntervalStarted (larger: used-7 > used-6.5).
 
         Actions performed, as state in SUITE:
-          blockSelection, unblockSelection, resetBlocks   blockedSelectionIds (and lastBlockUpdate)
+          blockSelection, unblockSelection, resetBlocks   groupsync.block.{selectionId} (true or false; the
+                                                           later action on a selection wins across devices),
+                                                           blockedSelectionIds and lastBlockUpdate
           enableBlockAllMode, disableBlockAllMode          isBlockingAll
           sendNotification                                 groupsync.notification.{identifier}, a pending
                                                            request ({activityName} etc. filled in)
@@ -76,9 +78,7 @@ enum FireCommand: Command {
         let plan: ActionPlan
         do {
             plan = try context.store.update(suite: suite) { entries throws(StoreError) -> (changes: [String: SuiteChange], result: ActionPlan) in
-                var values: [String: Value] = [:]
-                for entry in entries { if let value = entry.value { values[entry.key] = value } }
-                let plan = ActionRunner.plan(call, suite: values, now: at, device: context.store.device.description)
+                let plan = ActionRunner.plan(call, suite: entries.liveValuesByKey, now: at, device: context.store.device.description)
                 return (plan.changes, plan)
             }
         } catch { throw error.asCLIError }

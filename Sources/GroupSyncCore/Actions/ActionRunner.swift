@@ -81,19 +81,16 @@ private struct Execution {
             guard case .dictionary(let known)? = state[AppGroupState.selectionIDs], known[id] != nil else {
                 return (.invalid, "no selection '\(id)' in \(AppGroupState.selectionIDs)")
             }
-            var blocked = blockedIDs(state)
-            if type == "blockSelection" {
-                blocked.insert(id)
-                if case .string(let shield)? = action["shieldId"], let config = state[AppGroupState.shieldConfiguration(shield)] {
-                    change(AppGroupState.fallbackShieldConfiguration, .set(config))
-                }
-            } else {
-                blocked.remove(id)
+            let blocking = type == "blockSelection"
+            if blocking, case .string(let shield)? = action["shieldId"], let config = state[AppGroupState.shieldConfiguration(shield)] {
+                change(AppGroupState.fallbackShieldConfiguration, .set(config))
             }
-            setBlocked(blocked, triggeredBy: triggeredBy, now: now)
+            change(SelectionBlocks.key(id), .set(.bool(blocking)))
+            updateBlockedList(triggeredBy: triggeredBy, now: now)
             return (.done, type == "blockSelection" ? "blocked '\(id)'" : "unblocked '\(id)'")
         case "resetBlocks":
-            setBlocked([], triggeredBy: triggeredBy, now: now)
+            for id in SelectionBlocks.blocked(in: state).sorted() { change(SelectionBlocks.key(id), .set(.bool(false))) }
+            updateBlockedList(triggeredBy: triggeredBy, now: now)
             change(AppGroupState.currentBlockedSelection, .delete)
             return (.done, "no selection blocked")
         case "enableBlockAllMode":
@@ -193,11 +190,6 @@ private struct Execution {
         }
     }
 
-    func blockedIDs(_ state: [String: Value]) -> Set<String> {
-        guard case .array(let items)? = state[AppGroupState.blockedSelectionIDs] else { return [] }
-        return Set(items.compactMap { if case .string(let s) = $0 { s } else { nil } })
-    }
-
     /// Whether `request` names another device than this one as its own (a request without a device, written
     /// before the field, counts as this device's).
     func isAnotherDevices(_ request: [String: Value]) -> Bool {
@@ -231,8 +223,9 @@ private struct Execution {
         return count
     }
 
-    mutating func setBlocked(_ ids: Set<String>, triggeredBy: String, now: Double) {
-        let list = Value.array(ids.sorted().map(Value.string))
+    /// Writes the list apps read from the per-selection keys (`SelectionBlocks`) as the actions left them.
+    mutating func updateBlockedList(triggeredBy: String, now: Double) {
+        let list = SelectionBlocks.list(SelectionBlocks.blocked(in: state))
         change(AppGroupState.blockedSelectionIDs, .set(list))
         change(AppGroupState.lastBlockUpdate, .set(.dictionary(["triggeredBy": .string(triggeredBy), "at": .double(now), "blockedSelectionIds": list])))
     }

@@ -17,3 +17,12 @@ public struct Entry: Hashable, Sendable {
 
     public var isDeleted: Bool { value == nil }
 }
+
+extension Sequence<Entry> {
+    /// The live values by key: one suite's entries as the planners that read a whole suite take them.
+    public var liveValuesByKey: [String: Value] {
+        var values: [String: Value] = [:]
+        for entry in self { if let value = entry.value { values[entry.key] = value } }
+        return values
+    }
+}

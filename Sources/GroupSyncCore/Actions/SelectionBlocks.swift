@@ -1,0 +1,45 @@
+/// Which selections are blocked, kept so that blocks made on two devices cut off from each other both
+/// survive when they meet again.
+///
+/// `blockedSelectionIds` is one value, and one value merges last-writer-wins: a device that blocked A and
+/// another that blocked B while apart would end with only one of the two lists. So each selection also gets
+/// a key of its own, `groupsync.block.{id}`, holding `true` (blocked) or `false` (unblocked), and those merge
+/// one by one: the later action on a selection wins, actions on different selections all stay. The list is
+/// what apps read; it is derived from the keys, written with them by the action runner, and written again by
+/// a device's daemon when a peer's keys arrive (`reconciledList`).
+///
+/// A selection listed in `blockedSelectionIds` without a key of its own (listed by an app, or by a GroupSync
+/// from before the keys) counts as blocked: the list speaks for the selections the keys do not cover.
+public enum SelectionBlocks {
+    public static let keyPrefix = "groupsync.block."
+
+    public static func key(_ selectionID: String) -> String { keyPrefix + selectionID }
+
+    /// The selections `values` (one suite's) say are blocked.
+    public static func blocked(in values: [String: Value]) -> Set<String> {
+        var blocked = Set(listed(in: values).filter { values[key($0)] == nil })
+        for (name, value) in values where name.hasPrefix(keyPrefix) && value == .bool(true) {
+            blocked.insert(String(name.dropFirst(keyPrefix.count)))
+        }
+        return blocked
+    }
+
+    /// The list value apps read, for `ids`.
+    public static func list(_ ids: Set<String>) -> Value {
+        .array(ids.sorted().map(Value.string))
+    }
+
+    /// The `blockedSelectionIds` the suite's keys call for, when the stored list says otherwise (a peer's
+    /// block arrived and the last-written list is another device's); nil when the list is right, or when the
+    /// suite has no per-selection key at all (its list is an app's own and left alone).
+    public static func reconciledList(of values: [String: Value]) -> Value? {
+        guard values.keys.contains(where: { $0.hasPrefix(keyPrefix) }) else { return nil }
+        let wanted = list(blocked(in: values))
+        return values[AppGroupState.blockedSelectionIDs] == wanted ? nil : wanted
+    }
+
+    private static func listed(in values: [String: Value]) -> [String] {
+        guard case .array(let items)? = values[AppGroupState.blockedSelectionIDs] else { return [] }
+        return items.compactMap { if case .string(let id) = $0 { id } else { nil } }
+    }
+}

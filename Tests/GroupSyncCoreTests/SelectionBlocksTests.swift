@@ -1,0 +1,71 @@
+import Testing
+@testable import GroupSyncCore
+
+/// Blocks made on two devices apart both survive the merge: each selection merges on its own key, and the
+/// list apps read is derived from the keys again.
+@Suite struct SelectionBlocksTests {
+    let end = CallbackInvocation(activity: "focus", callback: .intervalDidEnd, event: nil)
+    let selections: [String: Value] = [AppGroupState.selectionIDs: .dictionary(["social": .string("o"), "games": .string("o"), "news": .string("o")])]
+
+    /// One device's suite after `actions` ran at `now`, and the versions each key was written with (the time,
+    /// for a last-writer-wins merge of two such suites).
+    func fired(_ actions: [[String: Value]], on values: [String: Value], at now: Double) -> (values: [String: Value], writtenAt: [String: Double]) {
+        var values = values
+        values[end.actionsKey] = .array(actions.map(Value.dictionary))
+        var writtenAt: [String: Double] = [:]
+        for (key, change) in ActionRunner.plan(end, suite: values, now: now).changes {
+            writtenAt[key] = now
+            switch change {
+            case .set(let value): values[key] = value
+            case .delete: values[key] = nil
+            }
+        }
+        return (values, writtenAt)
+    }
+
+    /// What last-writer-wins per key makes of two devices' suites that started equal.
+    func merged(_ a: (values: [String: Value], writtenAt: [String: Double]), _ b: (values: [String: Value], writtenAt: [String: Double])) -> [String: Value] {
+        var out = a.values
+        for key in Set(a.values.keys).union(b.values.keys) where (b.writtenAt[key] ?? -1) > (a.writtenAt[key] ?? -1) {
+            out[key] = b.values[key]
+        }
+        return out
+    }
+
+    func block(_ id: String) -> [String: Value] { ["type": .string("blockSelection"), "familyActivitySelectionId": .string(id)] }
+    func unblock(_ id: String) -> [String: Value] { ["type": .string("unblockSelection"), "familyActivitySelectionId": .string(id)] }
+
+    @Test func blocksOfDifferentSelectionsOnTwoDevicesApartAreBothKept() {
+        let a = fired([block("social")], on: selections, at: 1_000)
+        let b = fired([block("games")], on: selections, at: 2_000)
+        let healed = merged(a, b)
+        #expect(healed[AppGroupState.blockedSelectionIDs] == .array([.string("games")]), "the list alone loses a's block")
+        #expect(SelectionBlocks.blocked(in: healed) == ["social", "games"])
+        #expect(SelectionBlocks.reconciledList(of: healed) == .array([.string("games"), .string("social")]))
+        var reconciled = healed
+        reconciled[AppGroupState.blockedSelectionIDs] = SelectionBlocks.reconciledList(of: healed)
+        #expect(SelectionBlocks.reconciledList(of: reconciled) == nil, "a list already right is not written again")
+    }
+
+    @Test func theLaterActionOnOneSelectionWinsAndOthersStay() {
+        let start = fired([block("social"), block("news")], on: selections, at: 1_000).values
+        let a = fired([unblock("social")], on: start, at: 2_000)
+        let b = fired([block("social"), block("games")], on: start, at: 1_500)
+        #expect(SelectionBlocks.blocked(in: merged(a, b)) == ["news", "games"], "a's unblock of social came later")
+        let reset = fired([["type": .string("resetBlocks")]], on: start, at: 2_000)
+        #expect(SelectionBlocks.blocked(in: merged(reset, b)) == ["games"], "a reset clears what it saw; a block it never saw stays")
+    }
+
+    @Test func aListWrittenWithoutKeysCountsForTheSelectionsTheKeysDoNotCover() {
+        var values = selections
+        values[AppGroupState.blockedSelectionIDs] = .array([.string("news"), .string("social")])
+        #expect(SelectionBlocks.reconciledList(of: values) == nil, "an app's own list, no keys: left alone")
+        let after = fired([unblock("social"), block("games")], on: values, at: 1_000).values
+        #expect(after[AppGroupState.blockedSelectionIDs] == .array([.string("games"), .string("news")]))
+        #expect(after[SelectionBlocks.key("social")] == .bool(false))
+        #expect(after[SelectionBlocks.key("news")] == nil, "news stays covered by the list")
+        let reset = fired([["type": .string("resetBlocks")]], on: after, at: 2_000).values
+        #expect(reset[AppGroupState.blockedSelectionIDs] == .array([]))
+        #expect(reset[SelectionBlocks.key("news")] == .bool(false), "a reset gives the listed selection a key, so a peer's older list cannot bring it back")
+    }
+}

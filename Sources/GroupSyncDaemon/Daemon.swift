@@ -384,6 +384,10 @@ public final class Daemon: @unchecked Sendable {
             agentRunAt = BalanceAgent.changed(store: store, signal: changeSignal, connectedPeers: live, log: log, nowMillis: clock(),
                                               environment: configuration.environment)
         }
+        // Once at start, before any change: a request of this device's left open when the daemon last stopped
+        // (its command killed meanwhile) is withdrawn now, or a timer set for when it expires, rather than it
+        // waiting for the next balance change.
+        runBalanceAgent(state.locked { Array(connections.values) })
         while state.locked({ running }) {
             let timeout = agentRunAt.map { Int32(clamping: max(1, $0 - clock())) } ?? -1
             switch watcher.wait(timeoutMillis: timeout) {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import GroupSyncCore
+import GroupSyncStore
 
 /// Two devices with real daemons: spending the whole balance while connected, spending on both sides
 /// of a partition, an offline double-spend refused, and exact totals after healing.
@@ -120,6 +121,28 @@ import GroupSyncCore
         let refused = try extender.cli.run("balance", "extend")
         #expect(refused.status == 2 && refused.stderr.contains("held by devices this one cannot reach"), "\(refused.stderr)")
         #expect(try spend(spender, "20") == 20, "the extender still hands over its 10 minutes")
+    }
+
+    /// A request left open by a command killed while its daemon was down (or just before it stopped) is
+    /// withdrawn when the daemon starts: an open request stops a device handing its minutes to the others, and
+    /// with nothing else changing it would otherwise stay open until the next balance change.
+    @Test func aRequestLeftOpenBeforeTheDaemonStartedIsWithdrawnWhenItStarts() throws {
+        let folder = TemporaryFolder()
+        let a = try TestDevice("a", in: folder), away = try TestDevice("away", in: folder)
+        try a.cli.run("balance", "policy", "--daily-base", "30")
+        #expect(try a.cli.run("peer", "add", away.id, "127.0.0.1:1", "--name", "away").status == 0)
+        let store = try Store(path: a.cli.home + "/store.db", device: try DeviceID(parsing: a.id))
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        // Made 40 s ago by a spend that was killed: past its 30 s lifetime.
+        try store.updateBalance(nowMillis: now - 40_000) { $0.request(holdMs: 20 * 60_000) }
+        func openRequest() throws -> Int64? {
+            try store.updateBalance(nowMillis: Int64(Date().timeIntervalSince1970 * 1000)) { $0.ownRequestExpiryMillis }
+        }
+        #expect(try openRequest() != nil, "open before the daemon starts")
+        try a.start()
+        let deadline = Date().addingTimeInterval(10)
+        while try openRequest() != nil, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(try openRequest() == nil, "withdrawn at start\n\(a.log)")
     }
 
     @Test func minutesEarnedOnOneDeviceCanBeSpentOnTheOther() throws {

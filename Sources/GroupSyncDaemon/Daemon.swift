@@ -403,12 +403,9 @@ public final class Daemon: @unchecked Sendable {
                 for connection in live { connection.localChangesAvailable(head: heads?.lastSequence) }
                 // A store that cannot say what changed (its head or the keys) counts as a change: a look too many
                 // is harmless. The cursor moves only past a head that was read.
-                let changed = heads.flatMap {
-                    try? store.changedKeys(after: watchedCursor, through: $0.lastSequence, inSuites: Self.watchedSuites, orKeyPrefix: SelectionBlocks.keyPrefix)
-                }
+                let keys = heads.flatMap { try? store.changedKeys(after: watchedCursor, through: $0.lastSequence, inSuites: Self.watchedSuites) }
+                let blocks = heads.flatMap { try? store.changedKeys(after: watchedCursor, through: $0.lastSequence, withKeyPrefix: SelectionBlocks.keyPrefix) } ?? []
                 if let heads { watchedCursor = heads.lastSequence }
-                let blocks = changed?.filter { !Self.watchedSuites.contains($0.suite) } ?? []
-                let keys = changed.map { $0.filter { Self.watchedSuites.contains($0.suite) } }
                 if !blocks.isEmpty { BlockListReconciler.changed(suites: Set(blocks.map(\.suite)), store: store, signal: changeSignal, log: log) }
                 notifications.changed(relevant: keys.map { !$0.isEmpty } ?? true)
                 // The balance agent runs when the balance changed or the set of connected peers did, not on

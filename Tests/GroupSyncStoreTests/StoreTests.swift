@@ -37,16 +37,18 @@ import GroupSyncCore
         let folder = TemporaryFolder()
         let store = try Store(path: folder.path + "/store.db", device: Self.me)
         try store.set(.int(1), suite: "watched", key: "old")
+        try store.set(.int(1), suite: "app", key: "groupsync.block.old")
         let cursor = try store.lastSequence()
-        for (suite, key) in [("watched", "a"), ("app", "groupsync.block.x"), ("app", "groupsync.blockade"), ("app", "groupsync.block"), ("app", "other"), ("app2", "groupsync.block.")] {
+        for (suite, key) in [("watched", "a"), ("app", "groupsync.block.x"), ("app", "groupsync.blockade"), ("app", "groupsync.block"), ("app", "other"),
+                             ("app2", "groupsync.block."), ("app3", "groupsync.block.y"), ("app", "groupsync.block.z")] {
             try store.set(.bool(true), suite: suite, key: key)
         }
         let head = try store.lastSequence()
-        let both = try store.changedKeys(after: cursor, through: head, inSuites: ["watched"], orKeyPrefix: "groupsync.block.").map { "\($0.suite)/\($0.key)" }
-        #expect(both == ["watched/a", "app/groupsync.block.x", "app2/groupsync.block."])
         #expect(try store.changedKeys(after: cursor, through: head, inSuites: ["watched"]).map(\.key) == ["a"])
-        #expect(try store.changedKeys(after: cursor, through: head, inSuites: [], orKeyPrefix: "groupsync.block.").map(\.suite) == ["app", "app2"])
-        #expect(try store.changedKeys(after: head, through: head, inSuites: ["watched"], orKeyPrefix: "groupsync.block.").isEmpty)
+        let blocks = try store.changedKeys(after: cursor, through: head, withKeyPrefix: "groupsync.block.").map { "\($0.suite)/\($0.key)" }
+        #expect(blocks == ["app/groupsync.block.x", "app2/groupsync.block.", "app3/groupsync.block.y", "app/groupsync.block.z"], "in the order they changed")
+        #expect(try store.changedKeys(after: head - 1, through: head, withKeyPrefix: "groupsync.block.").map(\.key) == ["groupsync.block.z"])
+        #expect(try store.changedKeys(after: head, through: head, withKeyPrefix: "groupsync.block.").isEmpty)
     }
 
     @Test func deleteWritesATombstoneThatReplicates() throws {

@@ -46,6 +46,23 @@ struct NotificationDaemonTests {
         #expect(try a.cli.run("notify", "dismiss", "--id", "never").status == 1)
     }
 
+    /// A notification server that refuses a post: `notify post` says so and exits 3 (the environment failed),
+    /// so that a script can tell it from a notification shown; the JSON answer is printed all the same.
+    @Test func aPostTheServerRefusedExitsThree() throws {
+        let folder = TemporaryFolder()
+        let bus = try TestSessionBus(log: folder.path + "/calls.jsonl")
+        try bus.startServer(refusingSummary: "Refused")
+        let a = try TestDevice("a", in: folder)
+        try a.start(environment: bus.environment)
+        let refused = try a.cli.run("notify", "post", "--id", "x", "--title", "Refused")
+        #expect(refused.status == 3 && refused.stdout.isEmpty && refused.stderr.contains("failed: "), "\(refused.status) \(refused.stdout)\(refused.stderr)")
+        let json = try a.cli.run("notify", "post", "--id", "y", "--title", "Refused", "--json")
+        #expect(json.status == 3 && json.stdout.contains(#""result":"failed""#), "\(json.status) \(json.stdout)\(json.stderr)")
+        let shown = try a.cli.run("notify", "post", "--id", "z", "--title", "Fine")
+        #expect(shown.status == 0 && shown.stdout.hasPrefix("shown"), "\(shown.stdout)\(shown.stderr)")
+        #expect(bus.calls("NotifyRefused", atLeast: 2).count >= 2, "both posts reached the server")
+    }
+
     @Test func aServerRestartNeverReplacesAnotherAppsNotification() throws {
         let folder = TemporaryFolder()
         let (bus, a) = try deviceOnItsOwnBus(in: folder)

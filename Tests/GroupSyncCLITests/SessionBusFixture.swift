@@ -48,10 +48,12 @@ final class TestSessionBus {
 
     var environment: [String: String] { ["DBUS_SESSION_BUS_ADDRESS": address, "DISPLAY": ""] }
 
-    func startServer() throws {
+    /// `refusingSummary`: the server answers a Notify with that summary with a D-Bus error, as a server that fails.
+    func startServer(refusingSummary: String? = nil) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.python)
         process.arguments = [Self.fixtures.appendingPathComponent("recording_notification_server.py").path, "--log", log]
+            + (refusingSummary.map { ["--refuse-summary", $0] } ?? [])
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let out = Pipe()
         process.standardOutput = out

@@ -32,7 +32,8 @@ enum NotifyCommand: Command {
 
         Exit codes: 0 done (shown, replaced, suppressed or waiting for a notification server: see the output),
         1 nothing posted under that ID (dismiss) or no configuration under KEY (shield), 2 bad usage or input
-        (also a shield configuration of the wrong shape), 3 no daemon running or it failed.
+        (also a shield configuration of the wrong shape), 3 no daemon running, or it or the notification server
+        failed (result failed: the reason is on stderr, and in the JSON with --json).
 
           --json          print the daemon's answer as JSON: ok, id, result (shown, closed, unchanged,
                           suppressed, waiting, failed), reason
@@ -69,13 +70,14 @@ enum NotifyCommand: Command {
             if object["badInput"] == .bool(true) { throw .badInput(message) }
             throw .failure(message)
         }
-        if !arguments.has("--json") {
-            let result = if case .string(let text)? = object["result"] { text } else { "done" }
-            var line = result
-            if case .string(let reason)? = object["reason"] { line += ": " + reason }
-            if case .double(let seconds)? = object["retryInSeconds"] { line += ": posted too recently; posts go through again in \(Int(seconds.rounded(.up))) s" }
-            Console.out(line)
-        }
+        let result = if case .string(let text)? = object["result"] { text } else { "done" }
+        var line = result
+        if case .string(let reason)? = object["reason"] { line += ": " + reason }
+        if case .double(let seconds)? = object["retryInSeconds"] { line += ": posted too recently; posts go through again in \(Int(seconds.rounded(.up))) s" }
+        // The notification server refused or broke: the environment failed (exit 3), so that a script can tell
+        // it from a notification shown. The JSON answer is printed all the same.
+        if result == "failed" { throw .failure(line) }
+        if !arguments.has("--json") { Console.out(line) }
     }
 
     private static func postRequest(_ arguments: ParsedArguments) throws(CLIError) -> JSONObject {

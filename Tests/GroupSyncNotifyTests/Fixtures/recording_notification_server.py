@@ -40,9 +40,10 @@ def plain(value):
 
 
 class Server(dbus.service.Object):
-    def __init__(self, bus, log):
+    def __init__(self, bus, log, refuse_summary=None):
         super().__init__(bus, PATH)
         self.log = log
+        self.refuse_summary = refuse_summary
         self.next_id = 1
         self.issued = set()
         self.on_screen = set()
@@ -53,6 +54,9 @@ class Server(dbus.service.Object):
 
     @dbus.service.method(NAME, in_signature="susssasa{sv}i", out_signature="u")
     def Notify(self, app_name, replaces_id, app_icon, summary, body, actions, hints, expire_timeout):
+        if self.refuse_summary is not None and str(summary) == self.refuse_summary:
+            self.record(event="NotifyRefused", summary=str(summary))
+            raise dbus.exceptions.DBusException("refused", name="org.freedesktop.Notifications.Error.Refused")
         # The spec: a replaces_id this server gave out comes back as the answer. One it never gave (a number
         # from an earlier server instance) gets a fresh number here.
         if replaces_id != 0 and replaces_id in self.issued:
@@ -93,6 +97,7 @@ class Server(dbus.service.Object):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--log", required=True, help="file to append one JSON line per call to")
+    parser.add_argument("--refuse-summary", help="answer Notify with a D-Bus error for this summary (a server that fails)")
     args = parser.parse_args()
     # A threaded parent (a test runner) may have started us with SIGTERM blocked; the test ends us with it.
     signal.pthread_sigmask(signal.SIG_SETMASK, [])
@@ -100,7 +105,7 @@ def main():
     dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
     bus = dbus.SessionBus()
     log = open(args.log, "a", encoding="utf-8")
-    server = Server(bus, log)
+    server = Server(bus, log, args.refuse_summary)
     reply = bus.request_name(NAME, dbus.bus.NAME_FLAG_DO_NOT_QUEUE)
     if reply != dbus.bus.REQUEST_NAME_REPLY_PRIMARY_OWNER:
         print("another server owns " + NAME, file=sys.stderr)

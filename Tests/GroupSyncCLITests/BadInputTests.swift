@@ -80,6 +80,20 @@ import GroupSyncStore
         #expect(try cli.run("peer", "add", otherID, "desk-top.local:22100").status == 0)
     }
 
+    /// `peer add` again without --name changes the address and keeps the name the user gave the device.
+    @Test func addingAPairedDeviceAgainWithoutANameKeepsItsName() throws {
+        let folder = TemporaryFolder()
+        let cli = GroupSyncBinary(home: folder.path + "/home"), other = GroupSyncBinary(home: folder.path + "/other")
+        try cli.run("init")
+        let otherID = try #require(try other.run("init").lines.first)
+        #expect(try cli.run("peer", "add", otherID, "192.168.1.20:22100", "--name", "desktop").status == 0)
+        #expect(try cli.run("peer", "add", otherID, "192.168.1.21:22100").status == 0)
+        let listed = try cli.run("peer", "list", "--json").stdout
+        #expect(listed.contains(#""name":"desktop""#) && listed.contains("192.168.1.21:22100"), "\(listed)")
+        #expect(try cli.run("peer", "add", otherID, "192.168.1.21:22100", "--name", "laptop").status == 0)
+        #expect(try cli.run("peer", "list", "--json").stdout.contains(#""name":"laptop""#), "--name still renames")
+    }
+
     @Test func aDamagedStoreIsNamedAndLeftAlone() throws {
         let folder = TemporaryFolder()
         let cli = GroupSyncBinary(home: folder.path + "/home")

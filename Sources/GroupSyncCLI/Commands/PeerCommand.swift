@@ -15,7 +15,8 @@ enum PeerCommand: Command {
         is accepted only when each side has paired the other. 'add' on a paired device updates its address
         and name. 'remove' also drops a live connection at once. A running daemon picks changes up at once.
 
-          --name NAME     a name for the peer (default: the start of its ID)
+          --name NAME     a name for the peer (default: the name it has, for a paired device; else the
+                          start of its ID)
           --json          'list' prints one JSON object per line: id, name, address
         \(homeHelp)
         """
@@ -40,11 +41,16 @@ enum PeerCommand: Command {
         guard let address = ListenAddress(parsing: given[1], defaultHost: "127.0.0.1"), address.port != 0 else {
             throw .badInput("'\(given[1])' is not HOST:PORT (for example 192.168.1.20:\(ListenAddress.defaultPort))")
         }
-        let name = arguments.value("--name") ?? id.short
-        guard DeviceName.isValid(name) else { throw .badInput("--name must be 1 to \(DeviceName.maxBytes) bytes without control characters") }
+        let givenName = arguments.value("--name")
+        if let givenName, !DeviceName.isValid(givenName) { throw .badInput("--name must be 1 to \(DeviceName.maxBytes) bytes without control characters") }
         let context = try DeviceContext.open(home: invocation.home(arguments))
         guard id != context.deviceID else { throw .badInput("that is this device's own ID; pair it with another device") }
-        do { try context.store.pair(PairedDevice(id: id, name: name, address: address.description)) } catch { throw error.asCLIError }
+        do throws(StoreError) {
+            // Without --name, a device already paired keeps the name it has: 'add' again only to change its address.
+            let paired = try context.store.pairedDevices()
+            let name = givenName ?? paired.first(where: { $0.id == id })?.name ?? id.short
+            try context.store.pair(PairedDevice(id: id, name: name, address: address.description))
+        } catch { throw error.asCLIError }
     }
 
     private static func list(_ arguments: ParsedArguments, _ invocation: Invocation) throws(CLIError) {

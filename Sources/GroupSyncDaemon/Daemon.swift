@@ -31,7 +31,13 @@ public final class Daemon: @unchecked Sendable {
 
     let configuration: Configuration
     let certificate: DeviceCertificate
-    let deviceName: String
+    /// The name the daemon started with: kept if the name file is later removed or damaged.
+    private let startName: String
+    /// This device's name, read again for each new session and each `status`, so that `init --name` while the
+    /// daemon runs is shown from then on (peers see it from their next connection).
+    var deviceName: String {
+        configuration.home.deviceName().flatMap { DeviceName.isValid($0) ? $0 : nil } ?? startName
+    }
     let log: DaemonLog
     let clock: @Sendable () -> Int64 = WallClock.nowMillis
 
@@ -68,7 +74,7 @@ public final class Daemon: @unchecked Sendable {
     public init(configuration: Configuration, certificate: DeviceCertificate, deviceName: String) throws(DaemonError) {
         self.configuration = configuration
         self.certificate = certificate
-        self.deviceName = deviceName
+        self.startName = deviceName
         self.log = DaemonLog(clock: WallClock.nowMillis)
         self.throttled = LogThrottle(log: log, clock: monotonicMillis)
         self.boundAddress = configuration.listen
@@ -481,6 +487,7 @@ public final class Daemon: @unchecked Sendable {
         // Read before taking the state lock: a session that ended stopped counting what it owes its peer, and
         // what was written since is pending too.
         let head = readLock.withLock { _ in try? reader.lastSequence() }
+        let name = deviceName
         return state.locked {
             let peers = paired.values.sorted { ($0.name, $0.id) < ($1.name, $1.id) }.map { device -> StatusReport.Peer in
                 let live = connections[device.id].map(\.status)
@@ -493,7 +500,7 @@ public final class Daemon: @unchecked Sendable {
                                          lastSyncMillis: known?.lastSyncMillis, clockOffsetMillis: known?.clockOffsetMillis,
                                          pendingChanges: pending)
             }
-            return StatusReport(device: certificate.deviceID, name: deviceName, listen: boundAddress.description, running: true, peers: peers)
+            return StatusReport(device: certificate.deviceID, name: name, listen: boundAddress.description, running: true, peers: peers)
         }
     }
 }

@@ -40,6 +40,25 @@ import GroupSyncCore
 
     /// `status` tells how many changes wait for a peer that is away (issue #3): writes made after its session
     /// ended count, and a peer never reached since the daemon started has no count rather than a false 0.
+    /// `init --name` while the daemon runs: its `status` shows the new name, and a peer sees it from the next
+    /// connection, without a restart.
+    @Test func aRenameWhileTheDaemonRunsIsShownWithoutARestart() throws {
+        let folder = TemporaryFolder()
+        let a = try TestDevice("a", in: folder), b = try TestDevice("b", in: folder)
+        for device in [a, b] { try device.start() }
+        try pairAll([a, b])
+        try a.cli.run("set", "group.test", "k", "v")
+        #expect(try b.await("k", equals: "v") != nil)
+        #expect(try a.cli.run("init", "--name", "renamed").status == 0)
+        #expect(try a.status()["name"] == .string("renamed"))
+        // b learns names from hellos: reconnect by restarting b.
+        b.stop()
+        try b.start()
+        let deadline = Date().addingTimeInterval(10)
+        while !b.log.contains("name=\"renamed\""), Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(b.log.contains("name=\"renamed\""), "\(b.log)")
+    }
+
     @Test func statusCountsWhatWaitsForAPeerThatIsAway() throws {
         let folder = TemporaryFolder()
         let a = try TestDevice("a", in: folder), b = try TestDevice("b", in: folder), never = try TestDevice("never", in: folder)

@@ -38,7 +38,7 @@ enum ServeCommand: Command {
             configuration.maxClockDriftMillis = seconds * 1000
         }
         let context = try DeviceContext.open(home: configuration.home)
-        let name = (try? context.home.readFile(context.home.namePath))?.flatMap { $0.split(separator: "\n").first.map(String.init) } ?? "groupsync"
+        let name = context.home.deviceName() ?? "groupsync"
         do {
             let daemon = try Daemon(configuration: configuration, certificate: context.certificate, deviceName: name)
             _ = try daemon.run()

@@ -34,7 +34,7 @@ enum StatusCommand: Command {
         }
         let devices: [PairedDevice]
         do { devices = try context.store.pairedDevices() } catch { throw error.asCLIError }
-        let name = (try? context.home.readFile(context.home.namePath))?.flatMap { $0.split(separator: "\n").first.map(String.init) } ?? ""
+        let name = context.home.deviceName() ?? ""
         let report = StatusReport(device: context.deviceID, name: name, listen: nil, running: false, peers: devices.map {
             StatusReport.Peer(id: $0.id, name: $0.name, address: $0.address, connected: false, lastSyncMillis: nil, clockOffsetMillis: nil, pendingChanges: nil)
         })

@@ -22,6 +22,11 @@ public struct Home: Sendable {
     public var certificatePath: String { path + "/cert.pem" }
     public var privateKeyPath: String { path + "/key.pem" }
     public var namePath: String { path + "/name" }
+
+    /// The device's name as `init --name` last wrote it; nil when there is none or it cannot be read.
+    public func deviceName() -> String? {
+        (try? readFile(namePath))?.flatMap { $0.split(separator: "\n").first.map(String.init) }
+    }
     /// Written to after every commit; watchers in any process wait on it with inotify. It has a folder of its
     /// own, watched instead of the home, so that the store's writes to its log in the home wake no one.
     public var changeSignalFolder: String { path + "/" + Self.changeSignalFolderName }

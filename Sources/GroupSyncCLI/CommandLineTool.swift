@@ -51,7 +51,10 @@ public enum CommandLineTool {
             }
         }
         guard let name = rest.first else {
-            Console.error(overview)
+            // Bad usage gets one line naming the problem (issue 2), as every other mistake does; the overview is
+            // one `--help` away.
+            let problem = leadingHome.last == "--home" ? "--home needs a folder" : "no command given"
+            Console.error("groupsync: \(problem); see 'groupsync --help' for the commands")
             return 2
         }
         if name == "--help" || name == "-h" || name == "help" {

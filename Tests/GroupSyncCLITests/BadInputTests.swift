@@ -23,6 +23,8 @@ import GroupSyncStore
         ["balance", "earn", "0x10"], ["balance", "earn", "1e-10"], ["balance", "spend", " 1"],
         // A name longer than a hello carries would have every session of the device refused.
         ["init", "--name", String(repeating: "n", count: 256)],
+        // No command at all: one line, like every other mistake, not the whole overview.
+        [], ["--home"],
     ]
 
     @Test func badInputExitsTwoAndWritesNothing() throws {

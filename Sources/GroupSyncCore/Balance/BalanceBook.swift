@@ -8,23 +8,30 @@ public struct BalanceBook: Sendable {
     /// This device as the store it writes from: every record it writes is keyed by this account.
     public let me: BalanceAccount
     public let nowMillis: Int64
+    /// The latest time this device knows has passed (its store's hybrid clock: every write it made or merged),
+    /// below which `today` never goes. A clock set back would otherwise reopen a past day whose allowance was
+    /// left unused: the classic way round a screen-time limit.
+    public let notBeforeMillis: Int64
     public let calendar: LocalCalendar
     /// Devices this one is paired with, and whether it has read each one's history at least once:
     /// only then would it know of an existing founder (see `Membership`).
     public let paired: Set<DeviceID>
     public let syncedWithAllPaired: Bool
 
-    public init(ledger: BalanceLedger, me: BalanceAccount, nowMillis: Int64, calendar: LocalCalendar,
+    public init(ledger: BalanceLedger, me: BalanceAccount, nowMillis: Int64, notBeforeMillis: Int64 = .min, calendar: LocalCalendar,
                 paired: Set<DeviceID> = [], syncedWithAllPaired: Bool = true) {
         self.ledger = ledger
         self.me = me
         self.nowMillis = nowMillis
+        self.notBeforeMillis = notBeforeMillis
         self.calendar = calendar
         self.paired = paired
         self.syncedWithAllPaired = syncedWithAllPaired
     }
 
-    public var today: CivilDate { calendar.day(atUTCMillis: nowMillis) }
+    /// The day the clock says, or the day of `notBeforeMillis` when the clock was set back before it. (A peer
+    /// whose clock is ahead, within the drift a session accepts, can make the day turn that much early here.)
+    public var today: CivilDate { calendar.day(atUTCMillis: max(nowMillis, notBeforeMillis)) }
 
     public var writes: [String: Value] { ledger.writes }
 

@@ -21,7 +21,10 @@ extension Store {
                 let paired = try pairedDevices().map(\.id)
                 var synced = true
                 for peer in paired where try watermark(peer: peer) == nil { synced = false }
-                var book = BalanceBook(ledger: ledger, me: BalanceAccount(device: device, epoch: balanceEpoch), nowMillis: nowMillis, calendar: calendar,
+                // The store's hybrid clock is the latest time this device has seen (its writes and its peers'):
+                // the balance's day does not go back before it when the clock is set back.
+                var book = BalanceBook(ledger: ledger, me: BalanceAccount(device: device, epoch: balanceEpoch), nowMillis: nowMillis,
+                                       notBeforeMillis: try currentClock().wallMillis, calendar: calendar,
                                        paired: Set(paired), syncedWithAllPaired: synced)
                 let result = operate(&book)
                 return (book.writes, result)

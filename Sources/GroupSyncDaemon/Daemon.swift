@@ -123,6 +123,9 @@ public final class Daemon: @unchecked Sendable {
         // Before any thread starts: the watcher reads it to dial devices paired from now on (ThreadSanitizer
         // caught it written after, a race that could also leave a device paired at start-up undialed).
         self.context = context
+        notifications.clockOffset = { [unowned self] peer in
+            state.locked { connections[peer]?.status.clockOffsetMillis ?? lastKnown[peer]?.clockOffsetMillis }
+        }
         // Without these threads there is no daemon: say so and exit rather than run half of one.
         guard spawnThread({ [self] in acceptLoop(listener!) }), spawnThread({ [self] in watchLoop() }),
               spawnThread({ [self] in control!.serve() }), notifications.start() else {

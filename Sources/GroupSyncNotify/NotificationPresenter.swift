@@ -45,10 +45,13 @@ public struct NotificationPresenter: Sendable {
         self.device = device
     }
 
-    public func present(id: String, record: NotificationRecord?, display: NotificationDisplay?, nowMillis: Int64) -> Outcome {
+    /// `originClockOffsetMillis`: the posting device's clock minus this one's, when known (`NotificationPlanner`).
+    public func present(id: String, record: NotificationRecord?, display: NotificationDisplay?, nowMillis: Int64,
+                        originClockOffsetMillis: Int64 = 0) -> Outcome {
         // Plan first: a post that is stale, dismissed and closed, or already shown needs no server, so it
         // neither asks the bus nor waits for a server that may never come (a headless box).
-        let withoutServer = NotificationPlanner.planWithoutServer(record: record, display: display, device: device, nowMillis: nowMillis)
+        let withoutServer = NotificationPlanner.planWithoutServer(record: record, display: display, device: device, nowMillis: nowMillis,
+                                                                  originClockOffsetMillis: originClockOffsetMillis)
         if case .nothing = withoutServer.action { return Outcome(id: id, kind: .done(withoutServer), display: nil) }
         let server: NotificationServer
         switch notifier.availability() {
@@ -56,7 +59,7 @@ public struct NotificationPresenter: Sendable {
         case .available(let running): server = running
         }
         let plan = NotificationPlanner.plan(record: record, display: display, serverInstance: server.instance,
-                                            device: device, nowMillis: nowMillis)
+                                            device: device, nowMillis: nowMillis, originClockOffsetMillis: originClockOffsetMillis)
         do throws(NotifierError) {
             switch plan.action {
             case .nothing:

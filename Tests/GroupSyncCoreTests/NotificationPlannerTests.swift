@@ -63,6 +63,21 @@ import Testing
         #expect(Self.plan(theirs, Self.shown(mine)).action == .show(theirs.content, replacing: ServerNotification(number: 4, serverInstance: ":1.5")))
     }
 
+    /// The TTL runs on the poster's clock: a device whose clock is 4 minutes ahead shows a 60 s post that
+    /// arrives at once, and still drops one that arrives 60 s late by the poster's clock.
+    @Test func theTTLRunsOnThePostersClock() {
+        var record = Self.record(1)
+        record.ttlSeconds = 60
+        let ahead: Int64 = 240_000
+        let arrivedAtOnce = Self.now + ahead + 50
+        #expect(NotificationPlanner.plan(record: record, display: nil, serverInstance: ":1.5", device: Self.me, nowMillis: arrivedAtOnce).reason == .stale,
+                "without the offset, a clock ahead takes it for old news")
+        #expect(NotificationPlanner.plan(record: record, display: nil, serverInstance: ":1.5", device: Self.me, nowMillis: arrivedAtOnce,
+                                         originClockOffsetMillis: -ahead).reason == .firstShow)
+        #expect(NotificationPlanner.plan(record: record, display: nil, serverInstance: ":1.5", device: Self.me, nowMillis: Self.now + ahead + 60_000,
+                                         originClockOffsetMillis: -ahead).reason == .stale)
+    }
+
     @Test func staleRecordsAreNotPopped() {
         let record = Self.record(1)
         #expect(Self.plan(record, nil, at: record.expiresAtMillis) == NotificationPlan(.nothing, .stale))

@@ -44,8 +44,11 @@ public enum NotificationPlanner {
     ///   - display: what this device last showed for the ID.
     ///   - serverInstance: the unique bus name of the notification server running now. Plan only while one
     ///     is reachable; with none, keep the state and plan again when it appears.
+    ///   - originClockOffsetMillis: the posting device's clock minus this one's, when known (a session measured
+    ///     it): the TTL runs on the poster's clock, so that a device whose clock is ahead does not take a post
+    ///     that arrives at once for one that comes back late.
     public static func plan(record: NotificationRecord?, display: NotificationDisplay?, serverInstance: String,
-                            device: DeviceID, nowMillis: Int64) -> NotificationPlan {
+                            device: DeviceID, nowMillis: Int64, originClockOffsetMillis: Int64 = 0) -> NotificationPlan {
         // The one on screen, if it is on this server; a number from an earlier server instance is not ours now.
         let onThisServer = display?.onScreen.flatMap { $0.serverInstance == serverInstance ? $0 : nil }
 
@@ -70,7 +73,7 @@ public enum NotificationPlanner {
         if display?.stamp == record.stamp { return NotificationPlan(.nothing, .alreadyShown) }
         // A device that comes back after the TTL does not pop old news; and what it still shows of the ID is
         // older news yet (the stale post replaced it), so it goes.
-        if record.isStale(atMillis: nowMillis) {
+        if record.isStale(atMillis: nowMillis.addingReportingOverflow(originClockOffsetMillis).partialValue) {
             if let onThisServer { return NotificationPlan(.close(onThisServer), .supersededByStale) }
             // Shown on a server that went, or (planned without one) on a server to ask about first.
             if display?.onScreen != nil { return NotificationPlan(.forget, .supersededByStale) }
@@ -87,8 +90,8 @@ public enum NotificationPlanner {
     /// server (stale, dismissed and closed, already shown, nothing posted), so the caller need not even look
     /// for a bus; only `.show` and `.forget` depend on a server being there.
     public static func planWithoutServer(record: NotificationRecord?, display: NotificationDisplay?,
-                                         device: DeviceID, nowMillis: Int64) -> NotificationPlan {
+                                         device: DeviceID, nowMillis: Int64, originClockOffsetMillis: Int64 = 0) -> NotificationPlan {
         // No real server instance is empty: a unique bus name always starts with ':'.
-        plan(record: record, display: display, serverInstance: "", device: device, nowMillis: nowMillis)
+        plan(record: record, display: display, serverInstance: "", device: device, nowMillis: nowMillis, originClockOffsetMillis: originClockOffsetMillis)
     }
 }

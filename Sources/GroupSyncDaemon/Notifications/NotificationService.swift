@@ -45,6 +45,10 @@ final class NotificationService: @unchecked Sendable {
     /// memory only: after a restart a late shield post goes unstamped, and the next one is not held back by it.
     private nonisolated(unsafe) var waitingShieldStamps: [String: (post: NotificationStamp, suite: String, key: String)] = [:]
 
+    /// A device's clock minus this one's, as a session last measured it (nil: never measured): a post's TTL runs
+    /// on the clock of the device that posted it. Set once, before the worker starts.
+    nonisolated(unsafe) var clockOffset: @Sendable (DeviceID) -> Int64? = { _ in nil }
+
     init(store: Store, notifier: any Notifier, log: DaemonLog, clock: @escaping @Sendable () -> Int64,
          environment: [String: String] = [:]) {
         self.store = store
@@ -364,7 +368,8 @@ final class NotificationService: @unchecked Sendable {
             log.write("event=notification-unreadable id=\(quoted(id)) error=\(quoted("\(error)"))")
             return nil
         }
-        let outcome = presenter.present(id: id, record: record, display: display, nowMillis: clock())
+        let origin = record.flatMap { $0.stamp.origin == store.device ? nil : clockOffset($0.stamp.origin) } ?? 0
+        let outcome = presenter.present(id: id, record: record, display: display, nowMillis: clock(), originClockOffsetMillis: origin)
         if let newDisplay = outcome.display {
             do { try store.set(newDisplay.value, suite: NotificationSuites.display, key: id) } catch {
                 log.write("event=notification-state-unsaved id=\(quoted(id)) error=\(quoted("\(error)"))")

@@ -165,6 +165,9 @@ struct NotificationDaemonTests {
         let closes = bus.calls("CloseNotification", atLeast: 1, timeout: 12)
         #expect(closes.contains { $0["id"] == number }, "taken down once the day ended: \(closes)\n\(a.log)")
         #expect(try a.cli.run("balance", "--json").stdout.contains(#""timeUp":false"#))
+        // The new day brings no countdown of its own: the spend that emptied yesterday was told by "time's up".
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(!bus.calls("Notify", timeout: 0).contains { $0["summary"] == .string("Screen time") }, "\(bus.calls("Notify", timeout: 0))")
     }
 
     /// The countdown says what is left: refreshed when minutes are earned, not only when they are spent, and

@@ -213,3 +213,16 @@ import Testing
         for d in devices { #expect(d.summary(at: noon).spentTodayMs == 6 * minute) }
     }
 }
+
+@Suite struct MinutesTextTests {
+    @Test func minutesReadAsAPersonWritesThem() {
+        #expect(MinutesText.format(5) == "5")
+        #expect(MinutesText.format(12.5) == "12.5")
+        #expect(MinutesText.format(0.25) == "0.25")
+        #expect(MinutesText.format(8.916666666666666) == "8.92")
+        #expect(MinutesText.format(3.9166666666666665) == "3.92")
+        #expect(MinutesText.format(0.05) == "0.05")
+        #expect(MinutesText.format(-1.5) == "-1.5")
+        #expect(MinutesText.format(0.001) == "0")
+    }
+}

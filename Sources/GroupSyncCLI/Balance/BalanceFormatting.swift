@@ -2,11 +2,9 @@ import GroupSyncCore
 
 /// How the balance looks on the command line.
 enum BalanceFormatting {
-    /// Minutes as a person reads them: `5`, `12.5`, `0.25`.
+    /// Minutes as a person reads them: `5`, `12.5`, `0.25`, `8.92` (`MinutesText`).
     static func minutes(_ ms: Int64) -> String {
-        let m = BalanceAmount.minutes(ms)
-        if m == m.rounded(), abs(m) < 1e15 { return String(Int64(m)) }
-        return String(m)
+        MinutesText.format(BalanceAmount.minutes(ms))
     }
 
     static func json(_ s: BalanceSummary, timeZone: String) -> String {

@@ -30,6 +30,9 @@ final class TimesUpNotifications: @unchecked Sendable {
                 Self.store(store, "timesUpEpisode", summary.lastSpendMillis)
                 _ = service.dismiss(id: Self.countdownID)
                 Self.forgetCountdown(store)
+                // "Time's up" told of this spend: the countdown must not post it again later (at midnight, or
+                // after an earning), only the next spend's.
+                Self.store(store, "countdownSpend", summary.lastSpendMillis)
             }
             return summary.dayEndMillis
         }
@@ -49,9 +52,7 @@ final class TimesUpNotifications: @unchecked Sendable {
         }
         let spentSince = summary.lastSpendMillis > 0 && Self.int(store, "countdownSpend") != summary.lastSpendMillis
         if spentSince || (shownMs != nil && shownMs != summary.remainingMs) {
-            let minutes = summary.remainingMinutes
-            let shown = minutes == minutes.rounded() ? String(Int(minutes)) : String(minutes)
-            _ = service.post(Self.request(id: Self.countdownID, title: "Screen time", body: "\(shown) min left", level: .passive))
+            _ = service.post(Self.request(id: Self.countdownID, title: "Screen time", body: "\(MinutesText.format(summary.remainingMinutes)) min left", level: .passive))
             Self.store(store, "countdownSpend", summary.lastSpendMillis)
             Self.store(store, "countdownShownMs", summary.remainingMs)
             Self.store(store, "countdownDayEnd", summary.dayEndMillis)

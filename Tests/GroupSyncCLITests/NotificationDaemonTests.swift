@@ -278,6 +278,26 @@ struct NotificationDaemonTests {
         #expect(try a.cli.run("notify", "shield", "--suite", "group.scrollbrake", "--config-key", "missing", "--app", "X").status != 0)
     }
 
+    /// The shield's debounce is per device: another device's shield is another showing, so its `…LastSentAt`,
+    /// which replicates with the suite, holds back nothing here; this device's own still does, even after the
+    /// other device's overwrote the suite's.
+    @Test func anotherDevicesShieldDoesNotHoldBackThisOnes() throws {
+        let folder = TemporaryFolder()
+        let (busA, busB, a, b) = try pairedDevicesOnTheirOwnBuses(in: folder)
+        try a.cli.run("set", "group.scrollbrake", "cfg", "--json", #"{"payload":{"title":"{applicationOrDomainDisplayName} is blocked"},"minIntervalSeconds":30}"#)
+        let shield = ["notify", "shield", "--suite", "group.scrollbrake", "--config-key", "cfg"]
+        #expect(try b.await("cfg", equals: #"{"minIntervalSeconds":30,"payload":{"title":"{applicationOrDomainDisplayName} is blocked"}}"#, suite: "group.scrollbrake") != nil)
+        #expect(try a.cli.run(shield + ["--app", "Instagram"]).stdout.hasPrefix("shown"))
+        let stampedOnA = try #require(try a.get("cfgLastSentAt", suite: "group.scrollbrake"))
+        #expect(try b.await("cfgLastSentAt", equals: stampedOnA, suite: "group.scrollbrake") != nil)
+        let onB = try b.cli.run(shield + ["--app", "TikTok"])
+        #expect(onB.stdout.hasPrefix("shown"), "\(onB.stdout)\(onB.stderr)")
+        #expect(busB.calls("Notify").first?["summary"] == .string("TikTok is blocked"))
+        Thread.sleep(forTimeInterval: 0.3)  // b's stamp reaches a
+        #expect(try a.cli.run(shield + ["--app", "Instagram"]).stdout.hasPrefix("suppressed"), "a's own showing is still debounced")
+        #expect(busA.calls("Notify", timeout: 0).count == 1)
+    }
+
     /// A shield post that waited for a notification server is stamped when one shows it, as a sent one is.
     @Test func aShieldPostShownLateIsStampedWhenShown() throws {
         let folder = TemporaryFolder()

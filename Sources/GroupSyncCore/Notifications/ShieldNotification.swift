@@ -35,7 +35,7 @@ public enum ShieldNotification {
     }
 
     /// The seed reads the time with `double(forKey:)`, which gives 0 — never sent — for anything but a number.
-    static func lastSentAtMillis(_ value: Value) -> Int64? {
+    public static func lastSentAtMillis(_ value: Value) -> Int64? {
         switch value {
         case .double(let seconds), .date(let seconds): EpochMillis.from(seconds: seconds)
         case .int(let seconds): EpochMillis.from(seconds: Double(seconds))

@@ -44,6 +44,13 @@ final class NotificationService: @unchecked Sendable {
     /// its `…LastSentAt` goes, written when that post is shown (the seed stamps a sent notification). Kept in
     /// memory only: after a restart a late shield post goes unstamped, and the next one is not held back by it.
     private nonisolated(unsafe) var waitingShieldStamps: [String: (post: NotificationStamp, suite: String, key: String)] = [:]
+    /// The `…LastSentAt` this device last wrote for each shield configuration: another device's shield may have
+    /// written the suite's since (worker thread only).
+    private nonisolated(unsafe) var ownShieldStamps: [ShieldStampKey: Value] = [:]
+    private struct ShieldStampKey: Hashable {
+        let suite: String
+        let key: String
+    }
 
     /// A device's clock minus this one's, as a session last measured it (nil: never measured): a post's TTL runs
     /// on the clock of the device that posted it. Set once, before the worker starts.
@@ -139,9 +146,16 @@ final class NotificationService: @unchecked Sendable {
         let now = clock()
         do {
             let lastSentAtKey = ShieldNotificationConfig.lastSentAtKey(configKey: configKey)
+            // The debounce is this device's: the shield asks several times per showing, on its own screen. The
+            // suite replicates, so the `…LastSentAt` there may be another device's shield, a different showing:
+            // it counts only when this device wrote it, or as this device last stamped it while running.
+            let stored = try store.entry(suite: suite, key: lastSentAtKey)
+            let ownStored = stored.flatMap { $0.version.origin == store.device ? $0.value : nil }
+            let lastSentAt = [ownStored, ownShieldStamps[ShieldStampKey(suite: suite, key: lastSentAtKey)]]
+                .compactMap { $0 }.max { (ShieldNotification.lastSentAtMillis($0) ?? .min) < (ShieldNotification.lastSentAtMillis($1) ?? .min) }
             let outcome = try ShieldNotification.decide(
                 config: try store.entry(suite: suite, key: configKey)?.value,
-                lastSentAt: try store.entry(suite: suite, key: lastSentAtKey)?.value,
+                lastSentAt: lastSentAt,
                 suite: suite, configKey: configKey, appName: app, nowMillis: now)
             switch outcome {
             case .suppressed(let last, let until):
@@ -153,7 +167,7 @@ final class NotificationService: @unchecked Sendable {
                 // the server refused, was not sent, and must not hold back the next one. A waiting one is
                 // stamped when a server shows it (`markWaitingShown`).
                 if case .done(_, let result, _, _) = answer {
-                    if result == .shown || result == .unchanged { try store.set(lastSentAt, suite: suite, key: lastSentAtKey) }
+                    if result == .shown || result == .unchanged { try stampShield(lastSentAt, suite: suite, key: lastSentAtKey) }
                     if result == .waiting, let waitingPost = try currentRecord(request.id)?.stamp {
                         waitingShieldStamps[request.id] = (waitingPost, suite, lastSentAtKey)
                     }
@@ -168,6 +182,12 @@ final class NotificationService: @unchecked Sendable {
         } catch {
             return .refused("\(error)")
         }
+    }
+
+    /// Writes a shield post's `…LastSentAt` where the seed keeps it, and remembers it as this device's own.
+    private func stampShield(_ lastSentAt: Value, suite: String, key: String) throws {
+        ownShieldStamps[ShieldStampKey(suite: suite, key: key)] = lastSentAt
+        try store.set(lastSentAt, suite: suite, key: key)
     }
 
     /// The `sendNotification` requests and removals action runs left in `suite` (`fire` hands them over as soon
@@ -326,7 +346,7 @@ final class NotificationService: @unchecked Sendable {
     /// (replaced or dismissed meanwhile) will never be shown: it stops waiting, unmarked.
     private func markWaitingShown(_ id: String, shown: NotificationStamp) {
         if let stamp = waitingShieldStamps.removeValue(forKey: id), stamp.post == shown {
-            do { try store.set(ShieldNotificationConfig.lastSentAt(nowMillis: clock()), suite: stamp.suite, key: stamp.key) } catch {
+            do { try stampShield(ShieldNotificationConfig.lastSentAt(nowMillis: clock()), suite: stamp.suite, key: stamp.key) } catch {
                 log.write("event=shield-stamp-unsaved suite=\(quoted(stamp.suite)) error=\(quoted("\(error)"))")
             }
         }

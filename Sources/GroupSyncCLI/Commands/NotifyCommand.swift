@@ -28,7 +28,8 @@ enum NotifyCommand: Command {
         dismiss  closes the notification, on every device for --scope all posts.
         shield   posts the "shield shown" notification configured in SUITE under KEY ({payload: {title, body,
                  …}, minIntervalSeconds}), debounced by KEY + "LastSentAt" in the same suite, as the seed app does
-                 (written once the notification is shown).
+                 (written once the notification is shown; another device's shield, another showing, holds back
+                 nothing here).
 
         Exit codes: 0 done (shown, replaced, suppressed or waiting for a notification server: see the output),
         1 nothing posted under that ID (dismiss) or no configuration under KEY (shield), 2 bad usage or input

@@ -30,6 +30,26 @@ import GroupSyncCore
         #expect(policy["maxExtensions"] == .int(1))
     }
 
+    /// Paired with a device that has never connected, no device founds the balance (two must never both
+    /// found it), so there is no allowance yet: `balance` says why, and `extend` does not blame unreachable
+    /// devices for slots no one holds.
+    @Test func aBalanceWaitingForAPairedDeviceSaysWhy() throws {
+        try cli.run("init")
+        let other = GroupSyncBinary(home: folder.path + "/other")
+        let otherID = try #require(try other.run("init").lines.first)
+        #expect(try cli.run("peer", "add", otherID, "127.0.0.1:1").status == 0)
+        try cli.run("balance", "policy", "--daily-base", "30", "--max-extensions", "2")
+        let shown = try json("balance", "--json")
+        #expect(shown["waitingForPairedDevices"] == .bool(true) && shown["allowanceMinutes"] == .double(0), "\(shown)")
+        #expect(try cli.run("balance").stdout.contains("not started: the daily allowance begins once every paired device has connected at least once"))
+        let extend = try cli.run("balance", "extend")
+        #expect(extend.status == 2 && extend.stderr.contains("the balance has not started"), "\(extend.stderr)")
+        // Unpaired, it is on its own: it founds the balance.
+        #expect(try cli.run("peer", "remove", otherID).status == 0)
+        let alone = try json("balance", "--json")
+        #expect(alone["waitingForPairedDevices"] == .bool(false) && alone["allowanceMinutes"] == .double(30), "\(alone)")
+    }
+
     @Test func spendEarnAndExtendSayWhatTheyDid() throws {
         try cli.run("init")
         try cli.run("balance", "policy", "--daily-base", "10", "--max-extensions", "1")

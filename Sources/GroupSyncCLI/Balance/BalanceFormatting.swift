@@ -25,6 +25,7 @@ enum BalanceFormatting {
         o.add("dayStartMillis", .int(s.dayStartMillis))
         o.add("dayEndMillis", .int(s.dayEndMillis))
         o.add("devices", s.devices)
+        o.add("waitingForPairedDevices", s.waitingForPairedDevices)
         return o.text
     }
 
@@ -39,6 +40,9 @@ enum BalanceFormatting {
             earned       \(minutes(s.earnedMs)) min
             spent today  \(minutes(s.spentTodayMs)) min
             held here    \(minutes(s.heldHereMs)) min, \(s.extensionSlotsHere) extension slot\(s.extensionSlotsHere == 1 ? "" : "s")
-            """
+            """ + (s.waitingForPairedDevices ? "\n" + notStarted : "")
     }
+
+    /// Why there is no allowance yet (`BalanceSummary.waitingForPairedDevices`).
+    static let notStarted = "not started: the daily allowance begins once every paired device has connected at least once (or is unpaired with 'groupsync peer remove')"
 }

@@ -178,6 +178,7 @@ enum BalanceCommand: Command {
         case let .capReached(used, cap):
             throw .badInput("no extension left today: \(used) of \(cap) used; the allowance starts again tomorrow")
         case let .noSlotHere(used, cap):
+            if try session.update({ $0.summary.waitingForPairedDevices }) { throw .badInput("no extension yet: the balance has " + BalanceFormatting.notStarted) }
             throw .badInput("\(used) of \(cap) extensions used, but the rest are held by devices this one cannot reach now; try again when they are connected")
         }
     }

@@ -26,6 +26,10 @@ public struct BalanceSummary: Equatable, Sendable {
     /// The latest spend (or usage charge) on any device, epoch ms; 0 if none. It names a "time's up" episode:
     /// every device that sees the same records posts that episode's notification once.
     public var lastSpendMillis: Int64
+    /// No device has founded the balance yet, so there is no allowance and no extension: the device that
+    /// should found it waits until it has synced once with every device it is paired with (`Membership`), so
+    /// that two devices never both found it. A paired device that never connects holds it up until unpaired.
+    public var waitingForPairedDevices: Bool
 
     /// Sums run over every account, retired epochs included: what an earlier store of a device earned,
     /// spent or still holds stays in the balance.
@@ -63,6 +67,7 @@ public struct BalanceSummary: Equatable, Sendable {
         // Minutes stranded with a retired epoch are not spendable and would otherwise keep it away for good.
         timeUp = remainingMs - strandedMs <= 0 && lastSpend > 0
         lastSpendMillis = lastSpend
+        waitingForPairedDevices = !ledger.members.values.contains(where: \.founder)
     }
 
     public var remainingMinutes: Double { BalanceAmount.minutes(remainingMs) }

@@ -395,8 +395,12 @@ public final class Daemon: @unchecked Sendable {
         }
         // Once at start, before any change: a request of this device's left open when the daemon last stopped
         // (its command killed meanwhile) is withdrawn now, or a timer set for when it expires, rather than it
-        // waiting for the next balance change.
+        // waiting for the next balance change; and the block lists are brought in line with their keys (this
+        // device may have stopped after a catch-up wrote part of one).
         runBalanceAgent(state.locked { Array(connections.values) })
+        if let blocks = try? store.liveEntries(keyPrefix: SelectionBlocks.keyPrefix), !blocks.isEmpty {
+            BlockListReconciler.changed(suites: Set(blocks.map(\.suite)), store: store, signal: changeSignal, log: log)
+        }
         while state.locked({ running }) {
             let timeout = agentRunAt.map { Int32(clamping: max(1, $0 - clock())) } ?? -1
             switch watcher.wait(timeoutMillis: timeout) {
@@ -413,7 +417,11 @@ public final class Daemon: @unchecked Sendable {
                 // A store that cannot say what changed (its head or the keys) counts as a change: a look too many
                 // is harmless. The cursor moves only past a head that was read.
                 let keys = heads.flatMap { try? store.changedKeys(after: watchedCursor, through: $0.lastSequence, inSuites: Self.watchedSuites) }
-                let blocks = heads.flatMap { try? store.changedKeys(after: watchedCursor, through: $0.lastSequence, withKeyPrefix: SelectionBlocks.keyPrefix) } ?? []
+                // Block keys, and the lists derived from them (a list a device wrote while catching up is partial).
+                let blocks = heads.flatMap {
+                    try? store.changedKeys(after: watchedCursor, through: $0.lastSequence,
+                                           withKeyPrefixes: [SelectionBlocks.keyPrefix, AppGroupState.blockedSelectionIDs, AppGroupState.lastBlockUpdate])
+                } ?? []
                 if let heads { watchedCursor = heads.lastSequence }
                 if !blocks.isEmpty { BlockListReconciler.changed(suites: Set(blocks.map(\.suite)), store: store, signal: changeSignal, log: log) }
                 notifications.changed(relevant: keys.map { !$0.isEmpty } ?? true)

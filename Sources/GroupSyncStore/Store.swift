@@ -23,7 +23,7 @@ public final class Store: ReplicaStore {
     /// Called after each committed change, e.g. to wake watchers in other processes.
     public var didCommit: (() -> Void)?
 
-    public static let maxNameBytes = 1024
+    public static let maxNameBytes = EntryName.maxBytes
     public static let maxValueBytes = ValueCodec.maxStoredBytes
 
     public init(path: String, device: DeviceID,
@@ -346,33 +346,53 @@ public final class Store: ReplicaStore {
         return keys
     }
 
-    /// The keys of any suite that start with `prefix` (which must end in an ASCII character below 0x7F) and
-    /// changed after `sequence` (up to `through`): how the daemon finds selection blocks that changed.
+    /// The keys of any suite that start with one of `prefixes` (each must end in an ASCII character below 0x7F)
+    /// and changed after `sequence` (up to `through`), in the order they changed: how the daemon finds the
+    /// selection blocks that changed.
     ///
-    /// It hops from suite to suite as `liveEntries(keyPrefix:)` does and reads only the keys with the prefix,
-    /// checking their sequence: a few seeks per suite. Reading the changes' range instead would cost a whole
-    /// scan of the store on the first change after a start (0.1 s at a million keys) and of every catch-up batch.
-    public func changedKeys(after sequence: Int64, through: Int64, withKeyPrefix prefix: String) throws(StoreError) -> [(suite: String, key: String)] {
-        guard through > sequence, let end = Self.endOfKeys(startingWith: prefix) else { return [] }
-        // CROSS JOIN and the unary plus keep SQLite on that plan: left to itself it reads the sequence index.
-        let statement = try cached("""
-            WITH RECURSIVE suites(name) AS (
-              SELECT (SELECT suite FROM entries ORDER BY suite LIMIT 1)
-              UNION ALL
-              SELECT (SELECT suite FROM entries WHERE suite > name ORDER BY suite LIMIT 1) FROM suites WHERE name IS NOT NULL)
-            SELECT e.suite, e.key FROM suites
-              CROSS JOIN entries e ON e.suite = suites.name AND e.key >= ?1 AND e.key < ?2
-            WHERE +e.seq > ?3 AND +e.seq <= ?4 ORDER BY e.seq
-            """)
-        defer { statement.reset() }
-        statement.bind(1, prefix)
-        statement.bind(2, end)
-        statement.bind(3, sequence)
-        statement.bind(4, through)
-        var keys: [(suite: String, key: String)] = []
-        while try statement.step() { keys.append((statement.string(0), statement.string(1))) }
-        return keys
+    /// A few changes (one commit's) are read from the changes' range. Past that it hops from suite to suite as
+    /// `liveEntries(keyPrefix:)` does and reads only the keys with each prefix, checking their sequence: a few
+    /// seeks per suite, where reading the range would scan the whole store on the first change after a start
+    /// (0.1 s at a million keys) and every catch-up batch in full.
+    public func changedKeys(after sequence: Int64, through: Int64, withKeyPrefixes prefixes: [String]) throws(StoreError) -> [(suite: String, key: String)] {
+        guard through > sequence else { return [] }
+        var found: [(sequence: Int64, suite: String, key: String)] = []
+        if through - sequence <= Self.changesReadInFull {
+            let statement = try cached("SELECT seq, suite, key FROM entries WHERE seq > ?1 AND seq <= ?2 ORDER BY seq")
+            defer { statement.reset() }
+            statement.bind(1, sequence)
+            statement.bind(2, through)
+            while try statement.step() {
+                let key = statement.string(2)
+                if prefixes.contains(where: key.hasPrefix) { found.append((statement.int64(0), statement.string(1), key)) }
+            }
+        } else {
+            // CROSS JOIN and the unary plus keep SQLite on this plan: left to itself it reads the sequence index.
+            let statement = try cached("""
+                WITH RECURSIVE suites(name) AS (
+                  SELECT (SELECT suite FROM entries ORDER BY suite LIMIT 1)
+                  UNION ALL
+                  SELECT (SELECT suite FROM entries WHERE suite > name ORDER BY suite LIMIT 1) FROM suites WHERE name IS NOT NULL)
+                SELECT e.seq, e.suite, e.key FROM suites
+                  CROSS JOIN entries e ON e.suite = suites.name AND e.key >= ?1 AND e.key < ?2
+                WHERE +e.seq > ?3 AND +e.seq <= ?4
+                """)
+            for prefix in prefixes {
+                guard let end = Self.endOfKeys(startingWith: prefix) else { continue }
+                defer { statement.reset() }
+                statement.bind(1, prefix)
+                statement.bind(2, end)
+                statement.bind(3, sequence)
+                statement.bind(4, through)
+                while try statement.step() { found.append((statement.int64(0), statement.string(1), statement.string(2))) }
+            }
+            found.sort { $0.sequence < $1.sequence }
+        }
+        return found.map { ($0.suite, $0.key) }
     }
+
+    /// Up to this many changes, `changedKeys(withKeyPrefixes:)` reads them all rather than hop from suite to suite.
+    static let changesReadInFull: Int64 = 256
 
     /// The sequence of the latest change, 0 for an empty store.
     public func lastSequence() throws(StoreError) -> Int64 {
@@ -405,13 +425,7 @@ public final class Store: ReplicaStore {
     }
 
     private static func validate(name: String, what: String) throws(StoreError) {
-        guard !name.isEmpty else { throw .invalidEntry("the \(what) name is empty") }
-        guard name.utf8.count <= maxNameBytes else { throw .invalidEntry("the \(what) name is longer than \(maxNameBytes) bytes") }
-        // Byte by byte: in UTF-8 a byte below 0x80 is always a whole scalar, so this finds exactly the
-        // control scalars, without decoding every name of a 100k-entry catch-up into scalars.
-        guard !name.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
-            throw .invalidEntry("the \(what) name contains a control character")
-        }
+        if let problem = EntryName.problem(name, what: what) { throw .invalidEntry(problem) }
     }
 
     // MARK: Rows

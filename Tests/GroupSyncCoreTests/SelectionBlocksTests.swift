@@ -41,10 +41,13 @@ import Testing
         let healed = merged(a, b)
         #expect(healed[AppGroupState.blockedSelectionIDs] == .array([.string("games")]), "the list alone loses a's block")
         #expect(SelectionBlocks.blocked(in: healed) == ["social", "games"])
-        #expect(SelectionBlocks.reconciledList(of: healed) == .array([.string("games"), .string("social")]))
-        var reconciled = healed
-        reconciled[AppGroupState.blockedSelectionIDs] = SelectionBlocks.reconciledList(of: healed)
-        #expect(SelectionBlocks.reconciledList(of: reconciled) == nil, "a list already right is not written again")
+        let both = Value.array([.string("games"), .string("social")])
+        let writes = SelectionBlocks.reconciliation(of: healed)
+        #expect(writes[AppGroupState.blockedSelectionIDs] == both)
+        guard case .dictionary(let update)? = writes[AppGroupState.lastBlockUpdate] else { Issue.record("lastBlockUpdate kept b's list"); return }
+        #expect(update[AppGroupState.blockedSelectionIDs] == both && update["triggeredBy"] == .string(end.actionsKey))
+        let reconciled = healed.merging(writes) { $1 }
+        #expect(SelectionBlocks.reconciliation(of: reconciled).isEmpty, "a list already right is not written again")
     }
 
     @Test func theLaterActionOnOneSelectionWinsAndOthersStay() {
@@ -56,10 +59,23 @@ import Testing
         #expect(SelectionBlocks.blocked(in: merged(reset, b)) == ["games"], "a reset clears what it saw; a block it never saw stays")
     }
 
+    /// A selection ID that cannot name a key (a control character, past the key length) makes that action
+    /// invalid, not the whole callback: the rest runs and the event is recorded.
+    @Test func aSelectionIDThatCannotNameAKeyIsThatActionsProblem() {
+        var values = selections
+        values[AppGroupState.selectionIDs] = .dictionary(["tab\tbed": .string("o"), String(repeating: "x", count: 1010): .string("o"), "games": .string("o")])
+        values[end.actionsKey] = .array([.dictionary(block("tab\tbed")), .dictionary(block(String(repeating: "x", count: 1010))), .dictionary(block("games"))])
+        let plan = ActionRunner.plan(end, suite: values, now: 1_000)
+        #expect(plan.reports.map(\.outcome) == [.invalid, .invalid, .done], "\(plan.reports)")
+        #expect(plan.reports[0].detail.contains("control character") && plan.reports[1].detail.contains("longer than 1024 bytes"))
+        #expect(plan.changes[AppGroupState.blockedSelectionIDs] == .set(.array([.string("games")])))
+        #expect(plan.changes[end.eventsKey] != nil)
+    }
+
     @Test func aListWrittenWithoutKeysCountsForTheSelectionsTheKeysDoNotCover() {
         var values = selections
         values[AppGroupState.blockedSelectionIDs] = .array([.string("news"), .string("social")])
-        #expect(SelectionBlocks.reconciledList(of: values) == nil, "an app's own list, no keys: left alone")
+        #expect(SelectionBlocks.reconciliation(of: values).isEmpty, "an app's own list, no keys: left alone")
         let after = fired([unblock("social"), block("games")], on: values, at: 1_000).values
         #expect(after[AppGroupState.blockedSelectionIDs] == .array([.string("games"), .string("news")]))
         #expect(after[SelectionBlocks.key("social")] == .bool(false))

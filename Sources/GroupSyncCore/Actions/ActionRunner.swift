@@ -81,6 +81,7 @@ private struct Execution {
             guard case .dictionary(let known)? = state[AppGroupState.selectionIDs], known[id] != nil else {
                 return (.invalid, "no selection '\(id)' in \(AppGroupState.selectionIDs)")
             }
+            if let problem = SelectionBlocks.problem(withSelectionID: id) { return (.invalid, problem) }
             let blocking = type == "blockSelection"
             if blocking, case .string(let shield)? = action["shieldId"], let config = state[AppGroupState.shieldConfiguration(shield)] {
                 change(AppGroupState.fallbackShieldConfiguration, .set(config))

@@ -6,7 +6,7 @@
 /// a key of its own, `groupsync.block.{id}`, holding `true` (blocked) or `false` (unblocked), and those merge
 /// one by one: the later action on a selection wins, actions on different selections all stay. The list is
 /// what apps read; it is derived from the keys, written with them by the action runner, and written again by
-/// a device's daemon when a peer's keys arrive (`reconciledList`).
+/// a device's daemon when a peer's keys arrive (`reconciliation`).
 ///
 /// A selection listed in `blockedSelectionIds` without a key of its own (listed by an app, or by a GroupSync
 /// from before the keys) counts as blocked: the list speaks for the selections the keys do not cover.
@@ -29,13 +29,25 @@ public enum SelectionBlocks {
         .array(ids.sorted().map(Value.string))
     }
 
-    /// The `blockedSelectionIds` the suite's keys call for, when the stored list says otherwise (a peer's
-    /// block arrived and the last-written list is another device's); nil when the list is right, or when the
-    /// suite has no per-selection key at all (its list is an app's own and left alone).
-    public static func reconciledList(of values: [String: Value]) -> Value? {
-        guard values.keys.contains(where: { $0.hasPrefix(keyPrefix) }) else { return nil }
+    /// The writes that bring a suite's `blockedSelectionIds`, and the list in its `lastBlockUpdate`, in line
+    /// with its keys, when the stored ones say otherwise (a peer's block arrived and the last-written list is
+    /// another device's, or a device that was catching up wrote what it had so far); empty when they are
+    /// right, or when the suite has no per-selection key at all (its list is an app's own and left alone).
+    public static func reconciliation(of values: [String: Value]) -> [String: Value] {
+        guard values.keys.contains(where: { $0.hasPrefix(keyPrefix) }) else { return [:] }
         let wanted = list(blocked(in: values))
-        return values[AppGroupState.blockedSelectionIDs] == wanted ? nil : wanted
+        var writes: [String: Value] = [:]
+        if values[AppGroupState.blockedSelectionIDs] != wanted { writes[AppGroupState.blockedSelectionIDs] = wanted }
+        if case .dictionary(var update)? = values[AppGroupState.lastBlockUpdate], update[AppGroupState.blockedSelectionIDs] != wanted {
+            update[AppGroupState.blockedSelectionIDs] = wanted
+            writes[AppGroupState.lastBlockUpdate] = .dictionary(update)
+        }
+        return writes
+    }
+
+    /// Why `id` cannot have a key of its own (a control character, or too long to name a key); nil when it can.
+    public static func problem(withSelectionID id: String) -> String? {
+        EntryName.problem(key(id), what: "key").map { "selection '\(id)' cannot be kept as a block: \($0.replacing("the key name", with: "its key"))" }
     }
 
     private static func listed(in values: [String: Value]) -> [String] {

@@ -603,6 +603,28 @@ import Testing
         #expect(a.store.sendHorizon(peer: b.device) == a.store.lastSequence())  // raised as b acknowledged the resend
     }
 
+    /// Found by the soak review: after a void resume point, the horizon rose only with the peer's acks for the
+    /// rest of the session. A session that then ended with one change sent but not yet acknowledged (a plain
+    /// stop) left the peer's resume point above the horizon, and the next session resent the whole store,
+    /// and so on. Once the peer has acknowledged the resend, its resume point speaks of our current history:
+    /// the horizon goes back to being saved after each send.
+    @Test func onceTheResendIsAcknowledgedAStopWithAChangeInFlightCostsNoFullResend() {
+        let (net, a, b, link) = Self.restoredFromABackupAndWrittenPastThePeer()
+        net.connect(link)
+        net.runUntilQuiet()
+        #expect(ReplicationFixtures.converged([a, b]))
+        net.set(a, "later", .int(1))
+        net.deliver(link, to: 1)  // b applies it; its ack never reaches a
+        #expect(b.store.entry(suite: "group.test", key: "later") != nil)
+        #expect(a.store.sendHorizon(peer: b.device) == a.store.lastSequence(), "saved after the send, as in any session")
+        net.disconnect(link)
+        net.connect(link)
+        net.deliver(link, to: 0)  // b's hello, with its resume point at a's head
+        #expect(link.sessions[0]?.unacknowledged.map(\.count) == [0], "resumed where b is: nothing resent")
+        net.runUntilQuiet()
+        #expect(ReplicationFixtures.converged([a, b]))
+    }
+
     /// The horizon for a change is saved after the change's frame leaves (the shell calls `saveSendHorizon`
     /// after writing the frames), so the change waits for no write. (If it is never saved, the peer's resume
     /// point is beyond it and the next session resends: `aResumePointBeyondOurHistoryIsVoid`.)

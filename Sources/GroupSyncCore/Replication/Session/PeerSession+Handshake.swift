@@ -54,6 +54,7 @@ extension PeerSession {
             }
         }
         sendHorizon = try storeCall("reading the send horizon") { () throws(S.Failure) in try store.sendHorizon(peer: peer) } ?? 0
+        resendThrough = head
         highestSent = sendCursor
         phase = .established
         log("established", "version=\(version) name=\(quoted(hello.deviceName)) offset_ms=\(clockOffsetMillis ?? 0) send_from=\(sendCursor) head=\(head) receive_from=\(received)")

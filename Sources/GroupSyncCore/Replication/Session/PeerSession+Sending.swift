@@ -119,6 +119,17 @@ extension PeerSession {
             try storeCall("saving the send horizon") { () throws(S.Failure) in try store.setSendHorizon(sequence, peer: peer) }
             sendHorizon = sequence
         }
+        // The whole resend is acknowledged: the peer's resume point is about our current history from now on,
+        // so the horizon is saved after each send again. Left raised only by acks, a session that ended with a
+        // change sent and unacknowledged (a plain stop) made the next one resend the whole store.
+        // What was sent meanwhile, while the horizon waited for acks, is covered now, as a send covers it.
+        if raiseHorizonOnAck, sequence >= resendThrough {
+            raiseHorizonOnAck = false
+            if let reach = unacknowledged.map(\.through).max(), reach > sendHorizon {
+                sendHorizon = reach
+                horizonToSave = reach
+            }
+        }
         if heldBack {
             try sendAvailable(store: store)
         } else {

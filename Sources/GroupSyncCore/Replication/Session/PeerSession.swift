@@ -74,8 +74,12 @@ public struct PeerSession: Sendable {
     var sendHorizon: Int64 = 0
     /// The peer's resume point was void because our history went back (a restored backup, a power cut that
     /// took history it had read): the horizon is raised only as the peer acknowledges what we resend, so a
-    /// resume point it kept from the old history is still caught if this session ends first (§6.3).
+    /// resume point it kept from the old history is still caught if this session ends first (§6.3). Until the
+    /// resend is acknowledged (`resendThrough`).
     var raiseHorizonOnAck = false
+    /// Our head when the session began resending after a void resume point: once the peer acknowledges through
+    /// it, its resume point speaks of our current history, and the horizon is saved after each send again.
+    var resendThrough: Int64 = 0
     /// A horizon raised for frames in the outbox, to be saved once they are out (`saveSendHorizon`).
     var horizonToSave: Int64?
     var batchesInFlight = 0

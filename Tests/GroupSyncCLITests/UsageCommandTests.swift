@@ -21,6 +21,21 @@ import GroupSyncCore
         return o["remainingMinutes"]
     }
 
+    /// Usage past the balance (the blocked app was used anyway) is owed, not hidden: `balance` shows it, and
+    /// what is earned next pays for it, as `balance earn` says at once rather than a moment later.
+    @Test func usagePastTheBalanceIsShownOwedAndPaidFromTheNextEarning() throws {
+        try cli.run("init")
+        try cli.run("balance", "policy", "--daily-base", "1")
+        let armed = now - 10 * 60_000
+        for minute in 1...3 { _ = try record(cli, "scroll", "used-\(minute)", armedAt: armed, at: armed + Int64(minute) * 61_000) }
+        guard case .dictionary(let before) = try JSONParser.parse(try cli.run("balance", "--json").stdout.trimmingCharacters(in: .whitespacesAndNewlines)) else { return }
+        #expect(before["remainingMinutes"] == .double(0) && before["owedMinutes"] == .double(2) && before["timeUp"] == .bool(true), "\(before)")
+        #expect(try cli.run("balance").stdout.contains("2 min of usage not paid for yet"))
+        let earned = try cli.run("balance", "earn", "3")
+        #expect(earned.stdout == "earned 3 min; 1 min remaining\n", "\(earned.stdout)")
+        #expect(try remaining(cli) == .double(1))
+    }
+
     @Test func genuineThresholdsSpendOnceAndPhantomsNothing() throws {
         try cli.run("init")
         try cli.run("balance", "policy", "--daily-base", "20")

@@ -11,6 +11,7 @@ enum BalanceFormatting {
         var o = JSONObject()
         o.add("remainingMinutes", .double(BalanceAmount.minutes(s.remainingMs)))
         o.add("strandedMinutes", .double(BalanceAmount.minutes(s.strandedMs)))
+        o.add("owedMinutes", .double(BalanceAmount.minutes(s.owedMs)))
         o.add("day", s.day.description)
         o.add("allowanceMinutes", .double(BalanceAmount.minutes(s.allowanceMs)))
         o.add("extensionsToday", .int(s.extensionsToday))
@@ -38,7 +39,7 @@ enum BalanceFormatting {
             allowance    \(minutes(s.allowanceMs)) min
             extensions   \(s.extensionsToday) of \(s.maxExtensions) (+\(minutes(s.extensionMs)) min)
             earned       \(minutes(s.earnedMs)) min
-            spent today  \(minutes(s.spentTodayMs)) min
+            spent today  \(minutes(s.spentTodayMs)) min\(s.owedMs > 0 ? "; \(minutes(s.owedMs)) min of usage not paid for yet, taken from the next minutes that come" : "")
             held here    \(minutes(s.heldHereMs)) min, \(s.extensionSlotsHere) extension slot\(s.extensionSlotsHere == 1 ? "" : "s")
             """ + (s.waitingForPairedDevices ? "\n" + notStarted : "")
     }

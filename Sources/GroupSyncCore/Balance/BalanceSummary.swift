@@ -1,6 +1,6 @@
 /// What `groupsync balance` shows: today's numbers, summed over every device.
 ///
-/// `remainingMs = allowanceMs + extensionMs + earnedMs − spentTodayMs`, where `earnedMs` is the
+/// `remainingMs = allowanceMs + extensionMs + earnedMs − spentTodayMs − owedMs`, where `earnedMs` is the
 /// earned balance carried into today, and it never shows below zero.
 public struct BalanceSummary: Equatable, Sendable {
     public var day: CivilDate
@@ -13,6 +13,11 @@ public struct BalanceSummary: Equatable, Sendable {
     public var earnedMs: Int64
     public var spentTodayMs: Int64
     public var remainingMs: Int64
+    /// Genuine usage that no device has paid for yet (recent monitors, as the agent settles them): usage on
+    /// a device that held no rights for it (offline, or past the balance). It is paid from the next rights
+    /// that come (an earning, an extension, rights handed over), so it is taken off `remainingMs` here rather
+    /// than left to eat an earning a moment after `balance earn` reported it whole (issue 5: no hidden debt).
+    public var owedMs: Int64
     /// The part of `remainingMs` held by stores moved aside (retired epochs): counted, since their spending
     /// may still be on its way, but spendable by no one (`BalanceLedger+Epochs.swift`).
     public var strandedMs: Int64
@@ -45,8 +50,15 @@ public struct BalanceSummary: Equatable, Sendable {
         maxExtensions = ledger.policy.maxExtensions
         earnedMs = devices.saturatingSum { max(0, ledger.earnedHeldMs(of: $0, today: today, excludingDay: today)) }
         spentTodayMs = devices.saturatingSum { ledger.spentMs(of: $0, on: today) }
-        remainingMs = devices.saturatingSum { ledger.heldMs(of: $0, today: today) }
+        let oldest = CivilDate(ordinal: today.ordinal - BalanceBook.settlingWindowDays)
+        var settling = Set<MonitorID>()
+        for byMonitor in ledger.charges.values { for (monitor, charge) in byMonitor where charge.day >= oldest { settling.insert(monitor) } }
+        owedMs = settling.saturatingSum { monitor in
+            let used = UsageVerdict(events: Array((ledger.fired[monitor] ?? [:]).values), armedAt: monitor.armedAt).usedMs
+            return max(0, used.saturatingSubtracting(ledger.charges.values.saturatingSum { $0[monitor]?.ms ?? 0 }))
+        }
         strandedMs = devices.filter(ledger.isRetired).saturatingSum { ledger.heldMs(of: $0, today: today) }
+        remainingMs = max(strandedMs, devices.saturatingSum { ledger.heldMs(of: $0, today: today) }.saturatingSubtracting(owedMs))
         heldHereMs = ledger.heldMs(of: me, today: today)
         extensionSlotsHere = ledger.freeSlots(of: me, today: today)
 

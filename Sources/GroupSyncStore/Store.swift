@@ -546,7 +546,7 @@ public final class Store: ReplicaStore {
         try writeMetaInt("hlc_logical", Int64(hlc.logical))
     }
 
-    func readMeta(_ name: String) throws(StoreError) -> [UInt8]? {
+    private func readMeta(_ name: String) throws(StoreError) -> [UInt8]? {
         let statement = try cached("SELECT value FROM meta WHERE name = ?1")
         defer { statement.reset() }
         statement.bind(1, name)
@@ -560,13 +560,6 @@ public final class Store: ReplicaStore {
         statement.bind(1, name)
         guard try statement.step() else { return 0 }
         return statement.int64(0)
-    }
-
-    func writeMeta(_ name: String, _ value: [UInt8]) throws(StoreError) {
-        let statement = try cached("INSERT INTO meta(name, value) VALUES (?1, ?2) ON CONFLICT(name) DO UPDATE SET value = excluded.value")
-        statement.bind(1, name)
-        statement.bind(2, value)
-        try statement.run()
     }
 
     func writeMetaInt(_ name: String, _ value: Int64) throws(StoreError) {

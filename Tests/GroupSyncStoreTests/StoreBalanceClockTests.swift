@@ -40,31 +40,4 @@ import GroupSyncCore
         clock.millis = Self.noon + Self.day
         #expect(try store.updateBalance(nowMillis: clock.millis) { $0.spend(30 * 60_000) } == 30 * 60_000)
     }
-
-    /// The hybrid clock moves only with writes. Here it stays three days back (the store's writes are stamped by
-    /// a clock that does not move), and the balance is last used at noon: the boot clock's count from then still
-    /// keeps a clock set back to the day before on today.
-    @Test func sinceTheMachineStartedTheBootClockKeepsTheDayFromGoingBack() throws {
-        let folder = TemporaryFolder()
-        let stamps = ManualClock(Self.noon - 3 * Self.day)
-        let store = try Store(path: folder.path + "/store.db", device: Self.me, physicalClock: stamps.function)
-        try store.update(suite: BalanceSuite.name, writing: { _ throws(StoreError) in ([BalancePolicy.Key.dailyBase: .double(30)], ()) })
-        try store.updateBalance(nowMillis: Self.noon - 3 * Self.day) { $0.register() }
-        #expect(try store.updateBalance(nowMillis: Self.noon) { $0.spend(30 * 60_000) } == 30 * 60_000)
-        #expect(try store.currentClock().wallMillis < Self.noon - 2 * Self.day, "the hybrid clock alone would let the day go back")
-        let spent = try store.updateBalance(nowMillis: Self.noon - Self.day) { $0.spend(30 * 60_000) }
-        #expect(spent == 0, "set back a day: spent \(spent / 60_000) min")
-        // A damaged floor counts as none (the hybrid clock still holds); the next operation records a new one.
-        try store.writeMeta(BootClockFloor.metaName, Array("garbage".utf8))
-        #expect(try store.updateBalance(nowMillis: Self.noon) { $0.summary.remainingMs } == 0)
-        #expect(try store.readMeta(BootClockFloor.metaName).flatMap(BootClockFloor.init(decoding:))?.wallMillis == Self.noon)
-    }
-
-    @Test func aFloorFromAnotherBootCountsForNothing() {
-        let earlier = BootClockFloor(bootID: "a", bootMillis: 5_000, wallMillis: Self.noon)
-        #expect(earlier.floor(at: BootClockFloor(bootID: "a", bootMillis: 65_000, wallMillis: 0)) == Self.noon + 60_000)
-        #expect(earlier.floor(at: BootClockFloor(bootID: "b", bootMillis: 65_000, wallMillis: 0)) == nil)
-        #expect(BootClockFloor(decoding: earlier.encoded) == earlier)
-        #expect(BootClockFloor(decoding: Array("a 1".utf8)) == nil)
-    }
 }

@@ -9,8 +9,8 @@ public struct BalanceBook: Sendable {
     public let me: BalanceAccount
     public let nowMillis: Int64
     /// The latest time this device knows has passed (the store gives its hybrid clock, which every write made
-    /// or merged moves, and its boot-clock floor), below which `today` never goes. A clock set back would
-    /// otherwise reopen a past day whose allowance was left unused: the classic way round a screen-time limit.
+    /// or merged moves), below which `today` never goes. A clock set back would otherwise reopen a past day
+    /// whose allowance was left unused: the classic way round a screen-time limit.
     public let notBeforeMillis: Int64
     public let calendar: LocalCalendar
     /// Devices this one is paired with, and whether it has read each one's history at least once:

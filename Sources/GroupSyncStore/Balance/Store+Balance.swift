@@ -21,17 +21,13 @@ extension Store {
                 let paired = try pairedDevices().map(\.id)
                 var synced = true
                 for peer in paired where try watermark(peer: peer) == nil { synced = false }
-                // The balance's day does not go back before the latest time this device knows has passed: the
-                // store's hybrid clock (its writes and its peers') and, since the machine started, the boot
-                // clock's count from the last balance operation (`BootClockFloor`). Setting the clock back
-                // would otherwise reopen a past day's unused allowance.
-                let moment = BootClockFloor.now(wallMillis: nowMillis)
-                let bootFloor = try readMeta(BootClockFloor.metaName).flatMap(BootClockFloor.init(decoding:)).flatMap { earlier in moment.flatMap(earlier.floor(at:)) }
+                // The store's hybrid clock is the latest time this device has seen (its writes and its peers'):
+                // the balance's day does not go back before it when the clock is set back. (A floor from the
+                // boot clock was tried too and taken out: it kept a clock that was ahead for a moment, or at
+                // boot before NTP stepped it back, as the floor for the whole uptime.)
                 var book = BalanceBook(ledger: ledger, me: BalanceAccount(device: device, epoch: balanceEpoch), nowMillis: nowMillis,
-                                       notBeforeMillis: max(try currentClock().wallMillis, bootFloor ?? .min), calendar: calendar,
+                                       notBeforeMillis: try currentClock().wallMillis, calendar: calendar,
                                        paired: Set(paired), syncedWithAllPaired: synced)
-                // A clock found behind the floor is not taken as the new floor; it is kept until the clock is right.
-                if let moment, nowMillis >= bootFloor ?? .min { try writeMeta(BootClockFloor.metaName, moment.encoded) }
                 let result = operate(&book)
                 return (book.writes, result)
             })

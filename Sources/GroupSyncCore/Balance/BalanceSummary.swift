@@ -13,10 +13,11 @@ public struct BalanceSummary: Equatable, Sendable {
     public var earnedMs: Int64
     public var spentTodayMs: Int64
     public var remainingMs: Int64
-    /// Genuine usage that no device has paid for yet (recent monitors, as the agent settles them): usage on
-    /// a device that held no rights for it (offline, or past the balance). It is paid from the next rights
-    /// that come (an earning, an extension, rights handed over), so it is taken off `remainingMs` here rather
-    /// than left to eat an earning a moment after `balance earn` reported it whole (issue 5: no hidden debt).
+    /// Genuine usage that no device has paid for yet and that the next rights will pay (recent monitors, as
+    /// the agent settles them): usage on a device that held no rights for it (offline, or past the balance).
+    /// Today's is paid from the next rights that come (an earning, an extension, rights handed over); an
+    /// earlier day's only from earned minutes. It is taken off `remainingMs` here rather than left to eat an
+    /// earning a moment after `balance earn` reported it whole (issue 5: no hidden debt).
     public var owedMs: Int64
     /// The part of `remainingMs` held by stores moved aside (retired epochs): counted, since their spending
     /// may still be on its way, but spendable by no one (`BalanceLedger+Epochs.swift`).
@@ -53,10 +54,17 @@ public struct BalanceSummary: Equatable, Sendable {
         let oldest = CivilDate(ordinal: today.ordinal - BalanceBook.settlingWindowDays)
         var settling = Set<MonitorID>()
         for byMonitor in ledger.charges.values { for (monitor, charge) in byMonitor where charge.day >= oldest { settling.insert(monitor) } }
-        owedMs = settling.saturatingSum { monitor in
-            let used = UsageVerdict(events: Array((ledger.fired[monitor] ?? [:]).values), armedAt: monitor.armedAt).usedMs
-            return max(0, used.saturatingSubtracting(ledger.charges.values.saturatingSum { $0[monitor]?.ms ?? 0 }))
+        // What the agent will pay (`BalanceBook.settleCharge`): usage of today from today's rights; usage of an
+        // earlier day only from earned minutes, since that day's allowance has expired and a later day's never
+        // pays for it. So an earlier day's unpaid usage is owed only as far as earned minutes can cover it.
+        var owedToday: Int64 = 0, owedEarlier: Int64 = 0
+        for monitor in settling {
+            let verdict = UsageVerdict(events: Array((ledger.fired[monitor] ?? [:]).values), armedAt: monitor.armedAt)
+            let unpaid = max(0, verdict.usedMs.saturatingSubtracting(ledger.charges.values.saturatingSum { $0[monitor]?.ms ?? 0 }))
+            if calendar.day(atUTCMillis: verdict.latestAt) >= today { owedToday = owedToday.saturatingAdding(unpaid) } else { owedEarlier = owedEarlier.saturatingAdding(unpaid) }
         }
+        let earnedAvailable = devices.saturatingSum { max(0, ledger.earnedHeldMs(of: $0, today: today)) }
+        owedMs = owedToday.saturatingAdding(min(owedEarlier, earnedAvailable))
         strandedMs = devices.filter(ledger.isRetired).saturatingSum { ledger.heldMs(of: $0, today: today) }
         remainingMs = max(strandedMs, devices.saturatingSum { ledger.heldMs(of: $0, today: today) }.saturatingSubtracting(owedMs))
         heldHereMs = ledger.heldMs(of: me, today: today)

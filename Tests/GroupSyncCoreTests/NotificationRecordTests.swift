@@ -88,19 +88,6 @@ import Testing
         #expect(second.ttlSeconds == 60 && second.scope == .all && second.suite == "groupsync.notifications")
     }
 
-    /// Found with clocks apart: a device whose clock is 4 minutes behind posts locally 5 s after another
-    /// device's relayed post of the ID. Stamped with its own clock, its post was older and never shown.
-    @Test func aPostComesAfterThePostItSupersedesWhateverTheClocks() throws {
-        let relayed = Self.record()  // posted by the phone, whose clock is ahead
-        let request = try NotificationRequest(id: relayed.id, content: NotificationContent(title: "mine"), minIntervalSeconds: 0, scope: .local)
-        let behind = relayed.stamp.postedAtMillis - 240_000 + 5_000
-        guard case .accepted(let mine) = NotificationPosting.post(request, current: relayed, shownHere: nil, device: Self.laptop, nowMillis: behind) else {
-            Issue.record("post suppressed"); return
-        }
-        #expect(mine.stamp.postedAtMillis == relayed.stamp.postedAtMillis + 1)
-        #expect(NotificationRecord.current([relayed, mine]) == mine, "the later post is the one shown")
-    }
-
     @Test func dismissMarksTheCurrentPostOnce() {
         #expect(NotificationPosting.dismiss(current: nil, device: Self.laptop, nowMillis: 5) == .nothingPosted)
         let record = Self.record()

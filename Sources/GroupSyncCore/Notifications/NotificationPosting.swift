@@ -28,11 +28,7 @@ public enum NotificationPosting {
             return .suppressed(lastPostedAtMillis: lastPostedAt!, untilMillis: until)
         }
         let generation = (current?.stamp.generation ?? 0) &+ 1
-        // A post comes after the one it supersedes, whatever the clocks say (as a hybrid clock would have it):
-        // stamped by a clock behind the device that made the current post, it would otherwise lose to it
-        // (`NotificationStamp` orders by time first) and be stored but never shown.
-        let postedAt = max(nowMillis, (current?.stamp.postedAtMillis ?? .min).addingReportingOverflow(1).partialValue)
-        let stamp = NotificationStamp(generation: generation, postedAtMillis: postedAt, origin: device)
+        let stamp = NotificationStamp(generation: generation, postedAtMillis: nowMillis, origin: device)
         return .accepted(NotificationRecord(id: request.id, content: request.content, scope: request.scope,
                                             ttlSeconds: request.ttlSeconds, stamp: stamp))
     }

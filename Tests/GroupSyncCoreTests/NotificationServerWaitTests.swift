@@ -28,6 +28,22 @@ import Testing
         #expect(Self.deadline(post, shown) == post.expiresAtMillis)
     }
 
+    /// A relayed post from a device whose clock is 90 s ahead, 60 s to live, arriving at once on a device
+    /// with no server yet: it waits its whole minute, counted on this device's clock.
+    @Test func aRelayedPostWaitsItsTimeToLiveOnThePostersClock() {
+        let peer = NotificationPlannerTests.peer
+        let post = Self.record(1, at: Self.now + 90_000, ttl: 60, by: peer, scope: .all)
+        let arrived = Self.now + 50
+        #expect(NotificationServerWait.deadline(record: post, display: nil, device: Self.me, nowMillis: arrived) == post.expiresAtMillis,
+                "without the offset the deadline is on the wrong clock")
+        #expect(NotificationServerWait.deadline(record: post, display: nil, device: Self.me, nowMillis: arrived, originClockOffsetMillis: 90_000)
+                == Self.now + 60_000)
+        var waiting = NotificationServerWait()
+        waiting.noServer(for: "n", record: post, display: nil, device: Self.me, nowMillis: arrived, originClockOffsetMillis: 90_000)
+        waiting.dropExpired(nowMillis: Self.now + 59_000)
+        #expect(waiting.ids == ["n"], "still waiting 59 s later by this clock")
+    }
+
     @Test func whatNeedsNoServerDoesNotWait() {
         let post = Self.record(1)
         let onScreen = NotificationDisplay.shown(post, as: ServerNotification(number: 3, serverInstance: ":1.2"), atMillis: Self.now)

@@ -24,23 +24,28 @@ public struct NotificationServerWait: Hashable, Sendable {
     /// The waiting IDs, in a stable order.
     public var ids: [String] { expiries.keys.sorted() }
 
-    /// Until when `id` waits for a server, or `nil` if it needs none now.
+    /// Until when `id` waits for a server, or `nil` if it needs none now, on this device's clock.
+    /// `originClockOffsetMillis`: the posting device's clock minus this one's, when known: the TTL runs on the
+    /// poster's clock (`NotificationPlanner`), so its end is moved onto this one's.
     public static func deadline(record: NotificationRecord?, display: NotificationDisplay?, device: DeviceID,
-                                nowMillis: Int64) -> Int64? {
-        let plan = NotificationPlanner.planWithoutServer(record: record, display: display, device: device, nowMillis: nowMillis)
+                                nowMillis: Int64, originClockOffsetMillis: Int64 = 0) -> Int64? {
+        let plan = NotificationPlanner.planWithoutServer(record: record, display: display, device: device, nowMillis: nowMillis,
+                                                         originClockOffsetMillis: originClockOffsetMillis)
         guard let record else { return nil }
-        if case .show = plan.action { return record.expiresAtMillis }
+        let expiresHere = record.expiresAtMillis.subtractingReportingOverflow(originClockOffsetMillis).partialValue
+        if case .show = plan.action { return expiresHere }
         // Dismissed while on a server's screen: that server may only have been slow to answer (a desktop shell
         // that stalls a moment), not gone, and then the notification is still up. Try closing it again, as long
         // as the post would have been current.
-        if record.isDismissed, display?.onScreen != nil, nowMillis < record.expiresAtMillis { return record.expiresAtMillis }
+        if record.isDismissed, display?.onScreen != nil, nowMillis < expiresHere { return expiresHere }
         return nil
     }
 
     /// Presenting `id` found no server: it waits if its post still has to be shown, and stops waiting otherwise.
     public mutating func noServer(for id: String, record: NotificationRecord?, display: NotificationDisplay?,
-                                  device: DeviceID, nowMillis: Int64) {
-        expiries[id] = Self.deadline(record: record, display: display, device: device, nowMillis: nowMillis)
+                                  device: DeviceID, nowMillis: Int64, originClockOffsetMillis: Int64 = 0) {
+        expiries[id] = Self.deadline(record: record, display: display, device: device, nowMillis: nowMillis,
+                                     originClockOffsetMillis: originClockOffsetMillis)
     }
 
     /// `id` was presented (or the server refused it): it no longer waits.

@@ -399,7 +399,8 @@ final class NotificationService: @unchecked Sendable {
         case .serverUnavailable(let reason):
             // Every present that asked the bus is an attempt: the next one on a timer is a whole interval later.
             lastRetryMillis = clock()
-            waiting.noServer(for: id, record: record, display: display, device: store.device, nowMillis: lastRetryMillis)
+            waiting.noServer(for: id, record: record, display: display, device: store.device, nowMillis: lastRetryMillis,
+                             originClockOffsetMillis: origin)
             if !saidUnavailable {
                 saidUnavailable = true
                 log.write("event=notification-server-unavailable reason=\(quoted(reason)) action=\"keep state, show when a server appears\"")

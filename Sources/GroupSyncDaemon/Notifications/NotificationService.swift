@@ -47,6 +47,10 @@ final class NotificationService: @unchecked Sendable {
     /// The `…LastSentAt` this device last wrote for each shield configuration: another device's shield may have
     /// written the suite's since (worker thread only).
     private nonisolated(unsafe) var ownShieldStamps: [ShieldStampKey: Value] = [:]
+    /// Records whose showing the server refused or failed (worker thread only): the scan of changes that follows
+    /// a post does not send the very same record again, right after the command was told it failed; a new
+    /// post, a dismiss or a restart does.
+    private nonisolated(unsafe) var failedRecords: [String: NotificationRecord] = [:]
     private struct ShieldStampKey: Hashable {
         let suite: String
         let key: String
@@ -373,7 +377,10 @@ final class NotificationService: @unchecked Sendable {
         guard let keys = try? store.changedKeys(after: cursor, through: head, inSuites: suites) else { return }
         cursor = head
         let ids = Set(keys.filter { $0.suite != BalanceSuite.name }.map(\.key))
-        for id in ids.sorted() { _ = present(id) }
+        for id in ids.sorted() {
+            if let failed = failedRecords[id], (try? currentRecord(id)) == failed { continue }
+            _ = present(id)
+        }
         if keys.contains(where: { $0.suite == BalanceSuite.name }) { checkBalance() }
     }
 
@@ -406,6 +413,7 @@ final class NotificationService: @unchecked Sendable {
                 log.write("event=notification-server-unavailable reason=\(quoted(reason)) action=\"keep state, show when a server appears\"")
             }
         case .done(let plan):
+            failedRecords[id] = nil
             // Only a show or a close reached a server; a plan with nothing to do (a post expired while it
             // waited, forgotten) asked no one, and must not tell the operator a server is back.
             let reachedServer = switch plan.action {
@@ -421,6 +429,7 @@ final class NotificationService: @unchecked Sendable {
             if case .nothing = plan.action {} else { log.write("event=notification id=\(quoted(id)) \(quoted(outcome.description))") }
         case .failed:
             waiting.presented(id)
+            failedRecords[id] = record
             log.write("event=notification-failed id=\(quoted(id)) \(quoted(outcome.description))")
         }
         return outcome

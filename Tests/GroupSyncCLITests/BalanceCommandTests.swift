@@ -44,6 +44,7 @@ import GroupSyncCore
         #expect(try cli.run("balance").stdout.contains("not started: the daily allowance begins once every paired device has connected at least once"))
         let extend = try cli.run("balance", "extend")
         #expect(extend.status == 2 && extend.stderr.contains("the balance has not started"), "\(extend.stderr)")
+        #expect(try cli.run("balance", "spend", "5").stdout.contains("spent 0 of 5 min (the balance has not started"))
         // Unpaired, it is on its own: it founds the balance.
         #expect(try cli.run("peer", "remove", otherID).status == 0)
         let alone = try json("balance", "--json")

@@ -205,7 +205,8 @@ enum BalanceCommand: Command {
             o.add("timeUp", summary.timeUp)
             Console.out(o.text)
         } else {
-            let note = spent == ms ? "" : spent == 0 ? " (this device holds no minutes it can spend now)" : " (all this device could spend now)"
+            let note = spent == ms ? "" : summary.waitingForPairedDevices ? " (the balance has \(BalanceFormatting.notStarted))"
+                : spent == 0 ? " (this device holds no minutes it can spend now)" : " (all this device could spend now)"
             Console.out("spent \(BalanceFormatting.minutes(spent)) of \(BalanceFormatting.minutes(ms)) min\(note); \(BalanceFormatting.minutes(summary.remainingMs)) min remaining\(summary.timeUp ? "; time's up" : "")")
         }
     }

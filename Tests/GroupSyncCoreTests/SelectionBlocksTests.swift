@@ -72,6 +72,27 @@ import Testing
         #expect(plan.changes[end.eventsKey] != nil)
     }
 
+    /// A reset clears a listed selection that cannot name a key (an app's own list) by leaving it out of the
+    /// list, and the rest of the callback runs.
+    @Test func aResetClearsAListedSelectionThatCannotNameAKey() {
+        var values = selections
+        values[AppGroupState.blockedSelectionIDs] = .array([.string("tab\tid"), .string("news")])
+        let after = fired([["type": .string("resetBlocks")]], on: values, at: 1_000).values
+        #expect(after[AppGroupState.blockedSelectionIDs] == .array([]))
+        #expect(after[SelectionBlocks.key("news")] == .bool(false) && after[SelectionBlocks.key("tab\tid")] == nil)
+        #expect(after[end.eventsKey] != nil)
+    }
+
+    /// Keys are matched as bytes: "groupsync.block." then a combining mark is one character, and matched as
+    /// characters the block was stored but never listed.
+    @Test func aSelectionIDStartingWithACombiningMarkIsListed() {
+        var values = selections
+        values[AppGroupState.selectionIDs] = .dictionary(["\u{301}x": .string("o"), "\u{200D}y": .string("o")])
+        let after = fired([block("\u{301}x"), block("\u{200D}y")], on: values, at: 1_000).values
+        #expect(after[AppGroupState.blockedSelectionIDs] == .array([.string("\u{200D}y"), .string("\u{301}x")]) || after[AppGroupState.blockedSelectionIDs] == .array([.string("\u{301}x"), .string("\u{200D}y")]))
+        #expect(SelectionBlocks.blocked(in: after) == ["\u{301}x", "\u{200D}y"])
+    }
+
     @Test func aListWrittenWithoutKeysCountsForTheSelectionsTheKeysDoNotCover() {
         var values = selections
         values[AppGroupState.blockedSelectionIDs] = .array([.string("news"), .string("social")])

@@ -90,8 +90,11 @@ private struct Execution {
             updateBlockedList(triggeredBy: triggeredBy, now: now)
             return (.done, type == "blockSelection" ? "blocked '\(id)'" : "unblocked '\(id)'")
         case "resetBlocks":
-            for id in SelectionBlocks.blocked(in: state).sorted() { change(SelectionBlocks.key(id), .set(.bool(false))) }
-            updateBlockedList(triggeredBy: triggeredBy, now: now)
+            // A listed selection that cannot name a key has no key to clear: it is left out of the list instead.
+            let blocked = SelectionBlocks.blocked(in: state)
+            let keyless = blocked.filter { SelectionBlocks.problem(withSelectionID: $0) != nil }
+            for id in blocked.subtracting(keyless).sorted() { change(SelectionBlocks.key(id), .set(.bool(false))) }
+            updateBlockedList(triggeredBy: triggeredBy, now: now, leavingOut: keyless)
             change(AppGroupState.currentBlockedSelection, .delete)
             return (.done, "no selection blocked")
         case "enableBlockAllMode":
@@ -225,8 +228,8 @@ private struct Execution {
     }
 
     /// Writes the list apps read from the per-selection keys (`SelectionBlocks`) as the actions left them.
-    mutating func updateBlockedList(triggeredBy: String, now: Double) {
-        let list = SelectionBlocks.list(SelectionBlocks.blocked(in: state))
+    mutating func updateBlockedList(triggeredBy: String, now: Double, leavingOut: Set<String> = []) {
+        let list = SelectionBlocks.list(SelectionBlocks.blocked(in: state).subtracting(leavingOut))
         change(AppGroupState.blockedSelectionIDs, .set(list))
         change(AppGroupState.lastBlockUpdate, .set(.dictionary(["triggeredBy": .string(triggeredBy), "at": .double(now), "blockedSelectionIds": list])))
     }

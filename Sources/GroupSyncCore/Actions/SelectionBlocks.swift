@@ -18,10 +18,17 @@ public enum SelectionBlocks {
     /// The selections `values` (one suite's) say are blocked.
     public static func blocked(in values: [String: Value]) -> Set<String> {
         var blocked = Set(listed(in: values).filter { values[key($0)] == nil })
-        for (name, value) in values where name.hasPrefix(keyPrefix) && value == .bool(true) {
-            blocked.insert(String(name.dropFirst(keyPrefix.count)))
+        for (name, value) in values where value == .bool(true) {
+            if let id = selectionID(ofKey: name) { blocked.insert(id) }
         }
         return blocked
+    }
+
+    /// The selection a block key names; nil for any other key. Compared as bytes, as the store compares
+    /// keys: as characters, "groupsync.block." followed by a combining mark would not start with the prefix.
+    public static func selectionID(ofKey name: String) -> String? {
+        guard name.utf8.starts(with: keyPrefix.utf8) else { return nil }
+        return String(decoding: name.utf8.dropFirst(keyPrefix.utf8.count), as: UTF8.self)
     }
 
     /// The list value apps read, for `ids`.
@@ -34,7 +41,7 @@ public enum SelectionBlocks {
     /// another device's, or a device that was catching up wrote what it had so far); empty when they are
     /// right, or when the suite has no per-selection key at all (its list is an app's own and left alone).
     public static func reconciliation(of values: [String: Value]) -> [String: Value] {
-        guard values.keys.contains(where: { $0.hasPrefix(keyPrefix) }) else { return [:] }
+        guard values.keys.contains(where: { selectionID(ofKey: $0) != nil }) else { return [:] }
         let wanted = list(blocked(in: values))
         var writes: [String: Value] = [:]
         if values[AppGroupState.blockedSelectionIDs] != wanted { writes[AppGroupState.blockedSelectionIDs] = wanted }

@@ -395,15 +395,22 @@ public final class Daemon: @unchecked Sendable {
         }
         // Once at start, before any change: a request of this device's left open when the daemon last stopped
         // (its command killed meanwhile) is withdrawn now, or a timer set for when it expires, rather than it
-        // waiting for the next balance change; and the block lists are brought in line with their keys (this
-        // device may have stopped after a catch-up wrote part of one).
+        // waiting for the next balance change; and the block lists are brought in line with their keys once
+        // the first quiet moment comes (this device may have stopped after it wrote part of one).
         runBalanceAgent(state.locked { Array(connections.values) })
-        if let blocks = try? store.liveEntries(keyPrefix: SelectionBlocks.keyPrefix), !blocks.isEmpty {
-            BlockListReconciler.changed(suites: Set(blocks.map(\.suite)), store: store, signal: changeSignal, log: log)
+        var blockLists = BlockListSchedule()
+        if let blocks = try? store.liveEntries(keyPrefix: SelectionBlocks.keyPrefix) {
+            blockLists.changed(Set(blocks.map(\.suite)), nowMillis: monotonicMillis())
         }
         while state.locked({ running }) {
-            let timeout = agentRunAt.map { Int32(clamping: max(1, $0 - clock())) } ?? -1
-            switch watcher.wait(timeoutMillis: timeout) {
+            // Each timer runs only while it has something to do: an own request to expire, block lists to derive.
+            let agentWait = agentRunAt.map { max(1, $0 - clock()) }
+            let blocksWait = blockLists.dueAt.map { max(1, $0 - monotonicMillis()) }
+            let timeout = [agentWait, blocksWait].compactMap { $0 }.min().map { Int32(clamping: $0) } ?? -1
+            let event = watcher.wait(timeoutMillis: timeout)
+            let dueSuites = blockLists.takeDue(nowMillis: monotonicMillis())
+            if !dueSuites.isEmpty { BlockListReconciler.changed(suites: dueSuites, store: store, signal: changeSignal, log: log) }
+            switch event {
             case .woken: return
             case .timedOut:
                 if let due = agentRunAt, clock() >= due { runBalanceAgent(state.locked { Array(connections.values) }) }
@@ -423,7 +430,7 @@ public final class Daemon: @unchecked Sendable {
                                            withKeyPrefixes: [SelectionBlocks.keyPrefix, AppGroupState.blockedSelectionIDs, AppGroupState.lastBlockUpdate])
                 } ?? []
                 if let heads { watchedCursor = heads.lastSequence }
-                if !blocks.isEmpty { BlockListReconciler.changed(suites: Set(blocks.map(\.suite)), store: store, signal: changeSignal, log: log) }
+                blockLists.changed(Set(blocks.map(\.suite)), nowMillis: monotonicMillis())
                 notifications.changed(relevant: keys.map { !$0.isEmpty } ?? true)
                 // The balance agent runs when the balance changed or the set of connected peers did, not on
                 // every write: a catch-up of thousands of entries must not pay for a rebalance per batch.

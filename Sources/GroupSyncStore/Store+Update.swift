@@ -26,6 +26,23 @@ extension Store {
         return result
     }
 
+    /// `update` for a planner that reads only some keys of a suite: `keys`, and those starting with `keyPrefix`
+    /// (`liveEntries(suite:keyPrefix:)`), so that its cost does not grow with the suite.
+    public func update<T>(suite: String, keys: [String], keyPrefix: String,
+                          writing decide: ([Entry]) throws(StoreError) -> (writes: [String: Value], result: T)) throws(StoreError) -> T {
+        let (changed, result) = try database.transaction(immediate: true) { () throws(StoreError) -> (Bool, T) in
+            var entries = try liveEntries(suite: suite, keyPrefix: keyPrefix)
+            for key in keys { if let entry = try entry(suite: suite, key: key), !entry.isDeleted { entries.append(entry) } }
+            let decision = try decide(entries)
+            let writes = decision.writes.sorted(by: { $0.key < $1.key }).map { LocalWrite.set(suite: suite, key: $0.key, value: $0.value) }
+            for write in writes { try Self.validate(write) }
+            let changed = try writeInTransaction(writes).contains { $0 != nil }
+            return (changed, decision.result)
+        }
+        if changed { didCommit?() }
+        return result
+    }
+
     /// `update` for planners that only store values.
     public func update<T>(suite: String, writing decide: ([Entry]) throws(StoreError) -> (writes: [String: Value], result: T)) throws(StoreError) -> T {
         try update(suite: suite) { entries throws(StoreError) -> (changes: [String: SuiteChange], result: T) in

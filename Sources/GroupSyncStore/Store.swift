@@ -265,6 +265,22 @@ public final class Store: ReplicaStore {
         return entries
     }
 
+    /// Live entries of `suite` whose key starts with `prefix` (which must end in an ASCII character below 0x7F),
+    /// sorted by key: a range of the table's key, however large the suite.
+    public func liveEntries(suite: String, keyPrefix prefix: String) throws(StoreError) -> [Entry] {
+        guard let end = Self.endOfKeys(startingWith: prefix) else { return [] }
+        let statement = try cached("SELECT value, hlc_wall, hlc_logical, origin, key FROM entries WHERE suite = ?1 AND key >= ?2 AND key < ?3 AND value IS NOT NULL ORDER BY key")
+        defer { statement.reset() }
+        statement.bind(1, suite)
+        statement.bind(2, prefix)
+        statement.bind(3, end)
+        var entries: [Entry] = []
+        while try statement.step() {
+            entries.append(try readEntry(statement, suite: suite, key: statement.string(4), firstColumn: 0))
+        }
+        return entries
+    }
+
     /// Live entries of every suite whose key starts with `prefix` (which must end in an ASCII character below
     /// 0x7F), sorted by suite and key: the daemon's start-up search for notification requests.
     ///

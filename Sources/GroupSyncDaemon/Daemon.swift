@@ -397,7 +397,10 @@ public final class Daemon: @unchecked Sendable {
         // (its command killed meanwhile) is withdrawn now, or a timer set for when it expires, rather than it
         // waiting for the next balance change; and the block lists are brought in line with their keys once
         // the first quiet moment comes (this device may have stopped after it wrote part of one).
-        runBalanceAgent(state.locked { Array(connections.values) })
+        // Only then: the agent registers this device in the balance and spreads rights, which a daemon that
+        // merely starts must not write (a device that never used the balance, two stores seeded alike).
+        let ownRequestOpen = try? store.updateBalance(nowMillis: clock(), environment: configuration.environment) { $0.ownRequestExpiryMillis != nil }
+        if ownRequestOpen == true { runBalanceAgent(state.locked { Array(connections.values) }) }
         var blockLists = BlockListSchedule()
         if let blocks = try? store.liveEntries(keyPrefix: SelectionBlocks.keyPrefix) {
             blockLists.changed(Set(blocks.map(\.suite)), nowMillis: monotonicMillis())

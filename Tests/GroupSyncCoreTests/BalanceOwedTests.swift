@@ -48,4 +48,29 @@ import Testing
         let settled = a.summary(at: noon + 4)
         #expect(settled.owedMs == 0 && settled.remainingMs == 15 * minute, "\(settled)")
     }
+
+    /// Usage from before the device joined is paid from its first day's rights (`payDay`), so it is owed today.
+    @Test func usageFromBeforeJoiningIsOwedToday() {
+        let a = BalanceDevice(1)
+        a.setPolicy(BalancePolicy.Key.dailyBase, .double(10), at: noon)
+        a.act(at: noon) { $0.register() }
+        let monitor = MonitorID(activity: "scroll", armedAt: noon - 20 * minute - 12 * 60 * minute)
+        let firedYesterday = monitor.armedAt + 15 * minute + 1_000
+        a.act(at: noon + 1) { _ = $0.recordUsage(monitor: monitor, threshold: try! UsageThresholdName(parsing: "used-15"), at: firedYesterday) }
+        let summary = a.summary(at: noon + 2)
+        #expect(summary.owedMs == 5 * minute && summary.remainingMs == 0, "\(summary)")
+    }
+
+    /// A store moved aside never settles its charges again: what it owed is not taken off anyone's minutes.
+    @Test func whatAStoreMovedAsideOwedIsNotTakenOff() {
+        let a = device()
+        use(a, armedAt: noon)
+        #expect(a.summary(at: noon + 30 * minute).owedMs == 15 * minute)
+        let moved = a.store.entries
+        a.moveStoreAside(newStoreID: "store-1b", group: [a])
+        _ = a.store.apply(moved, physicalMillis: noon + 31 * minute)
+        a.act(at: noon + 32 * minute) { $0.register() }
+        let summary = a.summary(at: noon + 33 * minute)
+        #expect(summary.owedMs == 0, "\(summary)")
+    }
 }

@@ -57,11 +57,16 @@ public struct BalanceSummary: Equatable, Sendable {
         // What the agent will pay (`BalanceBook.settleCharge`): usage of today from today's rights; usage of an
         // earlier day only from earned minutes, since that day's allowance has expired and a later day's never
         // pays for it. So an earlier day's unpaid usage is owed only as far as earned minutes can cover it.
+        // Only a current store settles its charges (a store moved aside never will), and each files the
+        // usage under the day it pays it from (`payDay`, never before its account joined): that day says
+        // which rights may pay.
         var owedToday: Int64 = 0, owedEarlier: Int64 = 0
         for monitor in settling {
+            let payDays = ledger.charges.compactMap { account, byMonitor in ledger.isRetired(account) ? nil : byMonitor[monitor]?.day }
+            guard let payDay = payDays.max() else { continue }
             let verdict = UsageVerdict(events: Array((ledger.fired[monitor] ?? [:]).values), armedAt: monitor.armedAt)
             let unpaid = max(0, verdict.usedMs.saturatingSubtracting(ledger.charges.values.saturatingSum { $0[monitor]?.ms ?? 0 }))
-            if calendar.day(atUTCMillis: verdict.latestAt) >= today { owedToday = owedToday.saturatingAdding(unpaid) } else { owedEarlier = owedEarlier.saturatingAdding(unpaid) }
+            if payDay >= today { owedToday = owedToday.saturatingAdding(unpaid) } else { owedEarlier = owedEarlier.saturatingAdding(unpaid) }
         }
         let earnedAvailable = devices.saturatingSum { max(0, ledger.earnedHeldMs(of: $0, today: today)) }
         owedMs = owedToday.saturatingAdding(min(owedEarlier, earnedAvailable))

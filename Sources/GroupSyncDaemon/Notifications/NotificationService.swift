@@ -50,7 +50,7 @@ final class NotificationService: @unchecked Sendable {
     /// Records whose showing the server refused or failed (worker thread only): the scan of changes that follows
     /// a post does not send the very same record again, right after the command was told it failed; a new
     /// post, a dismiss or a restart does.
-    private nonisolated(unsafe) var failedRecords: [String: NotificationRecord] = [:]
+    private nonisolated(unsafe) var failedRecords: [String: [NotificationRecord]] = [:]
     private struct ShieldStampKey: Hashable {
         let suite: String
         let key: String
@@ -378,7 +378,9 @@ final class NotificationService: @unchecked Sendable {
         cursor = head
         let ids = Set(keys.filter { $0.suite != BalanceSuite.name }.map(\.key))
         for id in ids.sorted() {
-            if let failed = failedRecords[id], (try? currentRecord(id)) == failed { continue }
+            // Skipped only when none of the ID's records changed: a dismiss of an older post still on screen
+            // changes that record, not the current one, and must still be carried out.
+            if let failed = failedRecords[id], (try? records(id)) == failed { continue }
             _ = present(id)
         }
         if keys.contains(where: { $0.suite == BalanceSuite.name }) { checkBalance() }
@@ -429,7 +431,7 @@ final class NotificationService: @unchecked Sendable {
             if case .nothing = plan.action {} else { log.write("event=notification id=\(quoted(id)) \(quoted(outcome.description))") }
         case .failed:
             waiting.presented(id)
-            failedRecords[id] = record
+            failedRecords[id] = try? records(id)
             log.write("event=notification-failed id=\(quoted(id)) \(quoted(outcome.description))")
         }
         return outcome

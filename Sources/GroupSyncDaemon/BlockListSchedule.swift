@@ -5,10 +5,13 @@
 /// and put back, several times per catch-up. Waiting for a quiet moment derives it once, from every key.
 /// A value with time passed in, tested without a daemon; the watch loop's timer runs only while suites wait.
 struct BlockListSchedule {
-    /// How long block keys and lists must stay unchanged before the lists are derived.
-    static let quietMillis: Int64 = 250
-    /// A stream of block changes that never pauses is still derived this often.
-    static let maxWaitMillis: Int64 = 3_000
+    /// How long block keys and lists must stay unchanged before the lists are derived. A catch-up's batches
+    /// come milliseconds apart; a link that stalls longer mid-catch-up still gets a partial list derived
+    /// (a known limitation: the protocol does not tell a receiver that more is coming).
+    static let quietMillis: Int64 = 1_000
+    /// A stream of block changes that never pauses is still derived this often; longer than a catch-up of
+    /// a million keys takes here, so that one is derived once, at its end.
+    static let maxWaitMillis: Int64 = 30_000
 
     private(set) var suites: Set<String> = []
     private var firstChangeAt: Int64?

@@ -393,12 +393,13 @@ public final class Daemon: @unchecked Sendable {
             agentRunAt = BalanceAgent.changed(store: store, signal: changeSignal, connectedPeers: live, log: log, nowMillis: clock(),
                                               environment: configuration.environment)
         }
-        // Once at start, before any change: a request of this device's left open when the daemon last stopped
-        // (its command killed meanwhile) is withdrawn now, or a timer set for when it expires, rather than it
-        // waiting for the next balance change; and the block lists are brought in line with their keys once
-        // the first quiet moment comes (this device may have stopped after it wrote part of one).
-        // Only then: the agent registers this device in the balance and spreads rights, which a daemon that
-        // merely starts must not write (a device that never used the balance, two stores seeded alike).
+        // At start, before any change: if this device's own request to peers is still open (its command was
+        // killed while the daemon was down), the agent runs now, withdrawing it or setting a timer for its
+        // expiry, rather than waiting for the next balance change. Only then: run on every start, the agent
+        // would register this device in the balance and spread rights, writes a daemon that merely starts must
+        // not make (a device that never used the balance; two stores seeded alike). And the block lists are
+        // brought in line with their keys at the first quiet moment (this device may have stopped after it
+        // wrote part of one).
         let ownRequestOpen = try? store.updateBalance(nowMillis: clock(), environment: configuration.environment) { $0.ownRequestExpiryMillis != nil }
         if ownRequestOpen == true { runBalanceAgent(state.locked { Array(connections.values) }) }
         var blockLists = BlockListSchedule()

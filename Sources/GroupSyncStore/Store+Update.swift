@@ -10,31 +10,35 @@ extension Store {
     /// transaction. Every write gets its own HLC tick, as separate `set`s would; deleting a key that
     /// is not live writes nothing, as `delete` does.
     public func update<T>(suite: String, _ decide: ([Entry]) throws(StoreError) -> (changes: [String: SuiteChange], result: T)) throws(StoreError) -> T {
-        let (changed, result) = try database.transaction(immediate: true) { () throws(StoreError) -> (Bool, T) in
-            let decision = try decide(try liveEntries(suite: suite))
-            let writes = decision.changes.sorted(by: { $0.key < $1.key }).map { key, change -> LocalWrite in
-                switch change {
-                case .set(let value): .set(suite: suite, key: key, value: value)
-                case .delete: .delete(suite: suite, key: key)
-                }
-            }
-            for write in writes { try Self.validate(write) }
-            let changed = try writeInTransaction(writes).contains { $0 != nil }
-            return (changed, decision.result)
-        }
-        if changed { didCommit?() }
-        return result
+        try update(suite: suite, reading: { () throws(StoreError) in try liveEntries(suite: suite) }, decide)
     }
 
     /// `update` for a planner that reads only some keys of a suite: `keys`, and those starting with `keyPrefix`
     /// (`liveEntries(suite:keyPrefix:)`), so that its cost does not grow with the suite.
     public func update<T>(suite: String, keys: [String], keyPrefix: String,
                           writing decide: ([Entry]) throws(StoreError) -> (writes: [String: Value], result: T)) throws(StoreError) -> T {
-        let (changed, result) = try database.transaction(immediate: true) { () throws(StoreError) -> (Bool, T) in
-            var entries = try liveEntries(suite: suite, keyPrefix: keyPrefix)
-            for key in keys { if let entry = try entry(suite: suite, key: key), !entry.isDeleted { entries.append(entry) } }
+        let read = { () throws(StoreError) -> [Entry] in
+            var entries = try self.liveEntries(suite: suite, keyPrefix: keyPrefix)
+            for key in keys { if let entry = try self.entry(suite: suite, key: key), !entry.isDeleted { entries.append(entry) } }
+            return entries
+        }
+        return try update(suite: suite, reading: read) { entries throws(StoreError) -> (changes: [String: SuiteChange], result: T) in
             let decision = try decide(entries)
-            let writes = decision.writes.sorted(by: { $0.key < $1.key }).map { LocalWrite.set(suite: suite, key: $0.key, value: $0.value) }
+            return (decision.writes.mapValues { SuiteChange.set($0) }, decision.result)
+        }
+    }
+
+    /// The transaction both `update`s run: `read` what the planner sees, `decide`, write, signal.
+    private func update<T>(suite: String, reading read: () throws(StoreError) -> [Entry],
+                           _ decide: ([Entry]) throws(StoreError) -> (changes: [String: SuiteChange], result: T)) throws(StoreError) -> T {
+        let (changed, result) = try database.transaction(immediate: true) { () throws(StoreError) -> (Bool, T) in
+            let decision = try decide(try read())
+            let writes = decision.changes.sorted(by: { $0.key < $1.key }).map { key, change -> LocalWrite in
+                switch change {
+                case .set(let value): .set(suite: suite, key: key, value: value)
+                case .delete: .delete(suite: suite, key: key)
+                }
+            }
             for write in writes { try Self.validate(write) }
             let changed = try writeInTransaction(writes).contains { $0 != nil }
             return (changed, decision.result)

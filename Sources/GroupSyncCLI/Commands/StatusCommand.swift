@@ -11,7 +11,8 @@ enum StatusCommand: Command {
 
         Shows this device's ID and name, whether its daemon runs and where it listens, and for each paired
         device: id, name, address, connected, last sync time, clock offset (the peer's clock minus ours),
-        and how many of our changes it has not yet acknowledged. Without a running daemon, the peers are
+        and how many of our changes it has not yet acknowledged (each write counts: three writes of one key
+        while it is away are three, though only the last is sent). Without a running daemon, the peers are
         listed as disconnected and the live fields are null.
 
           --json          one JSON object: id, name, listen, running, peers[{id, name, address, connected,

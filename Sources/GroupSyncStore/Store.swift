@@ -290,11 +290,7 @@ public final class Store: ReplicaStore {
     /// with the prefix in each: a few seeks per suite, whatever the number of keys.
     public func liveEntries(keyPrefix prefix: String) throws(StoreError) -> [Entry] {
         guard let end = Self.endOfKeys(startingWith: prefix) else { return [] }
-        let statement = try cached("""
-            WITH RECURSIVE suites(name) AS (
-              SELECT (SELECT suite FROM entries ORDER BY suite LIMIT 1)
-              UNION ALL
-              SELECT (SELECT suite FROM entries WHERE suite > name ORDER BY suite LIMIT 1) FROM suites WHERE name IS NOT NULL)
+        let statement = try cached(Self.everySuite + """
             SELECT e.value, e.hlc_wall, e.hlc_logical, e.origin, e.suite, e.key FROM suites
               JOIN entries e ON e.suite = suites.name AND e.key >= ?1 AND e.key < ?2
             WHERE e.value IS NOT NULL ORDER BY e.suite, e.key
@@ -308,6 +304,16 @@ public final class Store: ReplicaStore {
         }
         return entries
     }
+
+    /// Every suite's name, one seek each (`suites(name)`, ending with a NULL): the start of the queries that
+    /// hop from suite to suite instead of reading every row.
+    private static let everySuite = """
+        WITH RECURSIVE suites(name) AS (
+          SELECT (SELECT suite FROM entries ORDER BY suite LIMIT 1)
+          UNION ALL
+          SELECT (SELECT suite FROM entries WHERE suite > name ORDER BY suite LIMIT 1) FROM suites WHERE name IS NOT NULL)
+
+        """
 
     /// The keys that start with `prefix` are the range [prefix, this), compared as bytes: the prefix with its
     /// last byte raised by one. Nil unless that byte is ASCII below 0x7F.
@@ -385,11 +391,7 @@ public final class Store: ReplicaStore {
             }
         } else {
             // CROSS JOIN and the unary plus keep SQLite on this plan: left to itself it reads the sequence index.
-            let statement = try cached("""
-                WITH RECURSIVE suites(name) AS (
-                  SELECT (SELECT suite FROM entries ORDER BY suite LIMIT 1)
-                  UNION ALL
-                  SELECT (SELECT suite FROM entries WHERE suite > name ORDER BY suite LIMIT 1) FROM suites WHERE name IS NOT NULL)
+            let statement = try cached(Self.everySuite + """
                 SELECT e.seq, e.suite, e.key FROM suites
                   CROSS JOIN entries e ON e.suite = suites.name AND e.key >= ?1 AND e.key < ?2
                 WHERE +e.seq > ?3 AND +e.seq <= ?4

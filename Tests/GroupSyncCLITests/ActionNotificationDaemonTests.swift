@@ -109,6 +109,25 @@ struct ActionNotificationDaemonTests {
         #expect(bus.calls("CloseNotification", timeout: 0).isEmpty)
     }
 
+    /// Two identifiers that read the same ("café" composed, then decomposed) are two keys to the store and one
+    /// to Swift: answering `fire` with both used to stop the daemon.
+    @Test func twoIdentifiersThatReadTheSameDoNotStopTheDaemon() throws {
+        let folder = TemporaryFolder()
+        let bus = try TestSessionBus(log: folder.path + "/calls.jsonl")
+        try bus.startServer()
+        let a = try TestDevice("a", in: folder)
+        try a.start(environment: bus.environment)
+        for (identifier, title) in [("caf\u{E9}", "composed"), ("cafe\u{301}", "decomposed")] {
+            try a.cli.run("set", suite, "actions_for_focus_intervalDidStart", "--json",
+                          #"[{"type":"sendNotification","payload":{"identifier":"\#(identifier)","title":"\#(title)"}}]"#)
+            let fired = try a.cli.run("fire", "--suite", suite, "--activity", "focus", "--callback", "intervalDidStart")
+            #expect(fired.status == 0 && fired.stdout.contains(": shown"), "\(fired.stdout)\(fired.stderr)\n\(a.log)")
+        }
+        #expect(a.daemon?.isRunning == true, "\(a.log)")
+        #expect(try a.status()["running"] == .bool(true))
+        #expect(bus.calls("Notify").count == 2, "\(bus.calls("Notify"))")
+    }
+
     /// Another device fired the same fixed identifier after this one (its request replaced ours in the shared
     /// suite): this device's removal still takes down what it showed itself, and leaves the other's request.
     @Test func aRemovalTakesDownWhatThisDeviceShowedAfterAnotherFiredTheSameIdentifier() throws {

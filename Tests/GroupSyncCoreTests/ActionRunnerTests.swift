@@ -158,6 +158,23 @@ import Testing
         #expect(plan(after).actionCount == 0)
     }
 
+    /// Request keys are matched as bytes, as the store keeps them: as characters, "…notification." and a
+    /// combining mark after it are one character, and a request whose identifier starts with one was never
+    /// taken back or dismissed.
+    @Test func aRequestWhoseIdentifierStartsWithACombiningMarkIsFound() {
+        let key = AppGroupState.notificationKey("\u{301}x")
+        #expect(AppGroupState.notificationIdentifier(ofKey: key) == "\u{301}x")
+        #expect(AppGroupState.notificationIdentifier(ofKey: "groupsync.notificatio") == nil)
+        func removing(_ action: String, status: String) -> ActionPlan {
+            ActionRunner.plan(end, suite: [
+                key: .dictionary(["title": .string("t"), "status": .string(status), "device": .string("me")]),
+                end.actionsKey: .array([.dictionary(["type": .string(action)])]),
+            ], now: now, device: "me")
+        }
+        #expect(removing("removeAllPendingNotificationRequests", status: ActionNotificationRequest.pending).changes[key] == .delete)
+        #expect(removing("removeAllDeliveredNotifications", status: "shown").removals == ["\u{301}x"])
+    }
+
     @Test func guardsSkipAndOtherTypesAreReportedNotDropped() {
         let values: [String: Value] = [end.actionsKey: .array([
             .dictionary(["type": .string("enableBlockAllMode"), "neverTriggerBefore": .double(now + 60_000)]),

@@ -136,10 +136,9 @@ private struct Execution {
             // showing it later would show what the app has already taken down.
             change(AppGroupState.removeAllDeliveredAt, .set(.double(now)))
             var removing: [String] = []
-            for key in state.keys.filter({ $0.hasPrefix(AppGroupState.notificationPrefix) }).sorted() {
-                guard case .dictionary(var request)? = state[key],
+            for key in state.keys.sorted() {
+                guard let identifier = AppGroupState.notificationIdentifier(ofKey: key), case .dictionary(var request)? = state[key],
                       let status = ActionNotificationRequest.status(of: request), ActionNotificationRequest.delivered.contains(status) else { continue }
-                let identifier = AppGroupState.notificationIdentifier(ofKey: key)
                 if isAnotherDevices(request) {
                     if !plan.dismissalsHereOnly.contains(identifier) { plan.dismissalsHereOnly.append(identifier) }
                     continue
@@ -158,7 +157,7 @@ private struct Execution {
             let removed = removePending(Set(identifiers).sorted().map(AppGroupState.notificationKey))
             return (.done, "removed \(removed) pending request\(removed == 1 ? "" : "s")")
         case "removeAllPendingNotificationRequests":
-            let removed = removePending(state.keys.filter { $0.hasPrefix(AppGroupState.notificationPrefix) }.sorted())
+            let removed = removePending(state.keys.filter { AppGroupState.notificationIdentifier(ofKey: $0) != nil }.sorted())
             return (.done, "removed \(removed) pending request\(removed == 1 ? "" : "s")")
         case "startMonitoring":
             let name: String
@@ -179,7 +178,7 @@ private struct Execution {
             for name in names {
                 // Clear the monitor's actions *before* stopping it: stopping fires intervalDidEnd as if
                 // the schedule had ended (seed, section 7), and with no actions left it does nothing.
-                for key in state.keys.filter({ $0.hasPrefix("actions_for_\(name)_") }).sorted() {
+                for key in state.keys.filter({ EntryName.starts($0, with: "actions_for_\(name)_") }).sorted() {
                     change(key, .delete)
                     cleared += 1
                 }
@@ -209,7 +208,7 @@ private struct Execution {
     mutating func removePending(_ keys: [String]) -> Int {
         var count = 0
         for key in keys {
-            guard case .dictionary(var request)? = state[key] else { continue }
+            guard let identifier = AppGroupState.notificationIdentifier(ofKey: key), case .dictionary(var request)? = state[key] else { continue }
             if isAnotherDevices(request) { continue }
             switch ActionNotificationRequest.status(of: request) {
             case ActionNotificationRequest.pending?:
@@ -217,7 +216,6 @@ private struct Execution {
             case ActionNotificationRequest.waiting?:
                 request["status"] = .string(ActionNotificationRequest.removing)
                 change(key, .set(.dictionary(request)))
-                let identifier = AppGroupState.notificationIdentifier(ofKey: key)
                 if !plan.removals.contains(identifier) { plan.removals.append(identifier) }
             default:
                 continue

@@ -15,8 +15,8 @@ public enum AppGroupState {
     public static let monitorPrefix = "groupsync.monitor."
 
     public static func notificationKey(_ identifier: String) -> String { notificationPrefix + identifier }
-    /// The identifier of a `notificationKey`; the key must start with `notificationPrefix`.
-    public static func notificationIdentifier(ofKey key: String) -> String { String(key.dropFirst(notificationPrefix.count)) }
+    /// The identifier a key names if it is a `notificationKey`; nil for any other key.
+    public static func notificationIdentifier(ofKey key: String) -> String? { EntryName.remainder(of: key, after: notificationPrefix) }
     public static func monitorKey(_ activity: String) -> String { monitorPrefix + activity }
     public static func shieldConfiguration(_ shieldID: String) -> String { "shieldConfiguration_\(shieldID)" }
 }

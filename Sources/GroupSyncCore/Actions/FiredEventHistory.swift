@@ -8,7 +8,7 @@ public struct FiredEventHistory: Sendable {
     /// Reads every `events_…` key of a suite whose value is a number (ms) or a date.
     public init(values: [String: Value]) {
         var fired: [String: Double] = [:]
-        for (key, value) in values where key.hasPrefix("events_") {
+        for (key, value) in values where EntryName.starts(key, with: "events_") {
             if let ms = value.epochMillis { fired[key] = ms }
         }
         self.init(lastFired: fired)
@@ -21,7 +21,8 @@ public struct FiredEventHistory: Sendable {
         guard let event = invocation.event else { return false }
         let prefix = "events_\(invocation.activity)_\(invocation.callback.rawValue)_"
         return lastFired.contains { key, at in
-            key.hasPrefix(prefix) && at > after && EventOrder.isLarger(String(key.dropFirst(prefix.count)), than: event)
+            guard at > after, let larger = EntryName.remainder(of: key, after: prefix) else { return false }
+            return EventOrder.isLarger(larger, than: event)
         }
     }
 }

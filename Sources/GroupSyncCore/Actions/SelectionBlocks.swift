@@ -26,10 +26,7 @@ public enum SelectionBlocks {
 
     /// The selection a block key names; nil for any other key. Compared as bytes, as the store compares
     /// keys: as characters, "groupsync.block." followed by a combining mark would not start with the prefix.
-    public static func selectionID(ofKey name: String) -> String? {
-        guard name.utf8.starts(with: keyPrefix.utf8) else { return nil }
-        return String(decoding: name.utf8.dropFirst(keyPrefix.utf8.count), as: UTF8.self)
-    }
+    public static func selectionID(ofKey name: String) -> String? { EntryName.remainder(of: name, after: keyPrefix) }
 
     /// The list value apps read, for `ids`.
     public static func list(_ ids: Set<String>) -> Value {

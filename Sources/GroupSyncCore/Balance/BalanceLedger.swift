@@ -31,8 +31,8 @@ public struct BalanceLedger: Sendable {
         for entry in entries where entry.suite == BalanceSuite.name {
             guard let value = entry.value else { continue }
             let key = entry.key
-            if key.hasPrefix("policy.") { policyValues[key] = value; continue }
-            if key.hasPrefix("fired.") {
+            if EntryName.starts(key, with: "policy.") { policyValues[key] = value; continue }
+            if EntryName.starts(key, with: "fired.") {
                 if let event = FiredThreshold(value), event.key == key { fired[event.monitor, default: [:]][event.event] = event }
                 continue
             }

@@ -4,5 +4,5 @@
 public enum LocalSuites {
     public static let prefix = "groupsync.local."
 
-    public static func isLocalOnly(_ suite: String) -> Bool { suite.hasPrefix(prefix) }
+    public static func isLocalOnly(_ suite: String) -> Bool { EntryName.starts(suite, with: prefix) }
 }

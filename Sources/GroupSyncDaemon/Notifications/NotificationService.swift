@@ -198,12 +198,17 @@ final class NotificationService: @unchecked Sendable {
     /// as it has run), acted on now; answers each of this device's requests with its status afterwards.
     func settleActionRequests(suite: String) -> String {
         do {
-            let entries = try store.liveEntries(suite: suite).filter { $0.key.hasPrefix(AppGroupState.notificationPrefix) }
+            let entries = try store.liveEntries(suite: suite, keyPrefix: AppGroupState.notificationPrefix)
             var object = JSONObject()
             object.add("ok", true)
-            object.add("requests", .dictionary(Dictionary(uniqueKeysWithValues: entries.compactMap { entry in
-                settle(entry).map { (AppGroupState.notificationIdentifier(ofKey: entry.key), Value.string($0)) }
-            })))
+            // Every request is settled; the answer keeps one status per identifier as Swift compares them: two
+            // keys the store keeps apart ("café" composed and decomposed) are one dictionary key, and a
+            // dictionary built assuming unique keys stopped the daemon.
+            let settled = entries.compactMap { entry -> (String, Value)? in
+                guard let identifier = AppGroupState.notificationIdentifier(ofKey: entry.key) else { return nil }
+                return settle(entry).map { (identifier, Value.string($0)) }
+            }
+            object.add("requests", .dictionary(Dictionary(settled, uniquingKeysWith: { first, _ in first })))
             return object.text
         } catch {
             return ControlResponse.error("\(error)")
@@ -296,8 +301,7 @@ final class NotificationService: @unchecked Sendable {
     private func settle(_ found: Entry) -> String? {
         var entry = found
         for _ in 0..<4 {
-            guard case .dictionary(let request)? = entry.value else { return nil }
-            let identifier = AppGroupState.notificationIdentifier(ofKey: entry.key)
+            guard case .dictionary(let request)? = entry.value, let identifier = AppGroupState.notificationIdentifier(ofKey: entry.key) else { return nil }
             let owner = ActionNotificationRequest.device(of: request)
             let own = owner.map { $0 == store.device.description } ?? (entry.version.origin == store.device)
             guard own else { return nil }

@@ -175,17 +175,18 @@ public final class Store: ReplicaStore {
             var clock = HybridClock(last: try readClock(), maxForwardDriftMillis: maxForwardDriftMillis)
             let clockBefore = clock.last
             var sequence = try lastSequence()
-            let result = try ApplyResult.merging(entries, clock: &clock, physicalMillis: now) { (entry) throws(StoreError) -> Change? in
+            let result = try ApplyResult.merging(entries, clock: &clock, physicalMillis: now, device: device,
+                                                 stored: { (entry) throws(StoreError) in try self.entry(suite: entry.suite, key: entry.key) }) { (entry) throws(StoreError) -> Change? in
                 guard try self.insertIfWins(entry, at: sequence + 1) else { return nil }
                 sequence += 1
                 return Change(sequence: sequence, entry: entry)
             }
             if clock.last != clockBefore { try writeClock(clock.last) }
-            if !result.applied.isEmpty { try writeMetaInt("seq", sequence) }
+            if !result.stored.isEmpty { try writeMetaInt("seq", sequence) }
             if let watermark, result.refused.isEmpty { try saveWatermark(watermark.watermark, peer: watermark.peer) }
             return result
         }
-        if !result.applied.isEmpty { didCommit?() }
+        if !result.stored.isEmpty { didCommit?() }
         try database.syncWriteAheadLog()
         return result
     }

@@ -34,6 +34,74 @@ import Testing
         #expect(settled.owedMs == 0 && settled.remainingMs == 5 * minute, "paid: the same 5 remain")
     }
 
+    /// Found by review: "time's up" was named by the latest spend, so owed usage paid bit by bit (or a device
+    /// spending rights it still held) posted it again and again while time stayed up. Only a credit names a
+    /// new episode.
+    @Test func spendsWhileTimeIsUpKeepTheEpisodeAndACreditEndsIt() {
+        let a = device()
+        use(a, armedAt: noon)
+        #expect(a.summary(at: noon + 30 * minute).timeUp)
+        // 5 earned against 15 owed: time stays up, and the earning names a new episode (a credit came)…
+        a.act(at: noon + 31 * minute) { $0.earn(5 * minute, reason: "push-ups") }
+        let credited = a.summary(at: noon + 31 * minute)
+        #expect(credited.timeUp)
+        // …which paying the owed usage from it, a spend, does not change.
+        a.act(at: noon + 32 * minute) { $0.settleUsage() }
+        let paid = a.summary(at: noon + 32 * minute)
+        #expect(paid.timeUp && paid.lastSpendMillis > credited.lastSpendMillis, "\(credited)\n\(paid)")
+        #expect(paid.timeUpEpisode == credited.timeUpEpisode, "\(credited.timeUpEpisode) then \(paid.timeUpEpisode)")
+        a.act(at: noon + 43 * minute) { $0.earn(20 * minute, reason: "push-ups") }
+        let earned = a.summary(at: noon + 44 * minute)
+        #expect(!earned.timeUp && earned.timeUpEpisode != paid.timeUpEpisode)
+        #expect(a.summary(at: noon + day).timeUpEpisode != earned.timeUpEpisode, "a new day is a new episode")
+    }
+
+    /// Found by review: a device that used more than it held while apart owed the rest, and only it pays it;
+    /// the rights that would pay it sat on the other devices, below the amount idle rights are spread for,
+    /// so every device showed 0 left and owed minutes for good while all were connected — and one of them
+    /// spent them. Connected holders now hand the debtor what it lacks.
+    @Test func whatADeviceOwesIsPaidFromTheRightsOthersHoldOnceTheyMeet() {
+        let devices = pairedDevices(3)
+        let (a, b, c) = (devices[0], devices[1], devices[2])
+        a.setPolicy(BalancePolicy.Key.dailyBase, .double(3), at: noon)
+        for d in devices { d.act(at: noon) { $0.register() } }
+        settle(devices, at: noon + 1_000)
+        #expect(devices.allSatisfy { $0.summary(at: noon + 2_000).heldHereMs == minute }, "\(devices.map { $0.summary(at: noon + 2_000) })")
+        // Apart, b's user uses 3 minutes: b pays its 1 and owes 2.
+        let monitor = MonitorID(activity: "scroll", armedAt: noon + 10 * minute)
+        for used in 1...3 {
+            let at = monitor.armedAt + Int64(used) * minute + 1_000
+            b.act(at: at) { _ = $0.recordUsage(monitor: monitor, threshold: try! UsageThresholdName(parsing: "used-\(used)"), at: at) }
+        }
+        #expect(b.summary(at: noon + 14 * minute).owedMs == 2 * minute)
+        // Together again: a and c hand b what it lacks, and b pays.
+        settle(devices, at: noon + 15 * minute)
+        for d in devices {
+            let summary = d.summary(at: noon + 15 * minute)
+            #expect(summary.owedMs == 0 && summary.remainingMs == 0 && summary.timeUp, "\(summary)")
+        }
+        let spentEverywhere = devices.map { d in d.book(at: noon + 15 * minute).ledger.spentMs(of: d.account, on: CivilDate(ordinal: noon / day)) }
+        let charged = devices.map { d in d.book(at: noon + 15 * minute).ledger.charges.values.saturatingSum { $0[monitor]?.ms ?? 0 } }
+        #expect(charged.allSatisfy { $0 == 3 * minute }, "the usage is paid once: \(charged), spends \(spentEverywhere)")
+        // Nothing is left to spend, whoever asks.
+        #expect(a.act(at: noon + 16 * minute) { $0.spend(minute) } == 0)
+    }
+
+    /// Rights held here while another device owes are that usage's: a spend gets only what the group has left.
+    @Test func aSpendGetsNoMoreThanTheGroupHasLeftAfterWhatItOwes() {
+        let devices = pairedDevices(2)
+        let (a, b) = (devices[0], devices[1])
+        a.setPolicy(BalancePolicy.Key.dailyBase, .double(4), at: noon)
+        for d in devices { d.act(at: noon) { $0.register() } }
+        settle(devices, at: noon + 1_000)
+        let monitor = MonitorID(activity: "scroll", armedAt: noon + 10 * minute)
+        let at = monitor.armedAt + 3 * minute + 1_000
+        b.act(at: at) { _ = $0.recordUsage(monitor: monitor, threshold: try! UsageThresholdName(parsing: "used-3"), at: at) }
+        syncAll(devices, at: at + 1)  // a learns of the debt; no agent has run yet
+        #expect(a.summary(at: at + 2).remainingMs == minute, "a holds 2, b owes 1")
+        #expect(a.act(at: at + 2) { $0.spend(2 * minute) } == minute)
+    }
+
     /// Found by review: yesterday's overrun was taken off every following day for two weeks, though no later
     /// allowance ever pays it; the next day began in "time's up".
     @Test func anEarlierDaysOverrunIsOwedOnlyAsFarAsEarnedMinutesPayIt() {

@@ -120,4 +120,24 @@ import GroupSyncCore
         #expect(try store.lastSequence() == 1)
         #expect(try store.currentClock() == clock)
     }
+
+    /// A peer's earlier firing time, written later, does not replace a later one here either (`LatestFiring`):
+    /// the SQLite store writes the later time back as its own write, as the in-memory store does, and
+    /// watchers and sessions read it as the newest change.
+    @Test func aLaterFiringIsWrittenBackAsTheMemoryStoreDoes() throws {
+        let folder = TemporaryFolder()
+        let me = try DeviceID(bytes: Array(repeating: 9, count: 32))
+        let store = try Store(path: folder.path + "/store.db", device: me)
+        let reference = MemoryReplicaStore(device: me, storeID: store.storeID)
+        let key = "events_focus_intervalDidStart", t0: Int64 = 1_700_000_000_000
+        try store.apply([Entry(suite: "s", key: key, value: .double(Double(t0)), version: Version(hlc: HLC(wallMillis: t0, logical: 0), origin: me))], physicalMillis: t0)
+        _ = reference.apply([Entry(suite: "s", key: key, value: .double(Double(t0)), version: Version(hlc: HLC(wallMillis: t0, logical: 0), origin: me))], physicalMillis: t0)
+        let late = Entry(suite: "s", key: key, value: .double(Double(t0 - 600_000)), version: Version(hlc: HLC(wallMillis: t0 + 60_000, logical: 0), origin: Self.origins[0]))
+        let result = try store.apply([late], physicalMillis: t0 + 120_000)
+        let expected = reference.apply([late], physicalMillis: t0 + 120_000)
+        #expect(result.kept.map(\.entry) == expected.kept.map(\.entry) && result.kept.count == 1)
+        let stored = try store.entry(suite: "s", key: key)
+        #expect(stored == reference.entry(suite: "s", key: key) && stored?.value == .double(Double(t0)) && stored?.version.origin == me)
+        #expect(try store.changes(after: 0, limit: 10).last?.entry == stored && store.lastSequence() == result.kept.first?.sequence)
+    }
 }

@@ -16,6 +16,7 @@ extension BalanceBook {
         spreadQuota()
         answerRequests()
         refundExpiredDays()
+        coverDebts(connected: connected)
         spreadIdleRights(connected: connected)
     }
 
@@ -116,6 +117,57 @@ extension BalanceBook {
                 leftover -= amount
             }
         }
+    }
+
+    /// Hands connected peers the rights for usage they recorded and could not pay: only a device that keeps a
+    /// charge for a monitor pays its usage (`settleCharge`), so rights held elsewhere would otherwise sit
+    /// beside the debt — every device showing 0 left while together they held what was owed, and spending it
+    /// (found by review). Each holder gives its proportional part of what the debtor lacks, as
+    /// `spreadIdleRights` does, so holders acting on one view hand over the debt once between them; any
+    /// excess only moves rights, and the debtor's agent pays from them at once. Today's usage is paid with
+    /// today's rights first; an earlier day's only with earned minutes, as `available(on:)` allows.
+    mutating func coverDebts(connected: Set<DeviceID>) {
+        guard !ledger.hasActiveRequest(me, today: today) else { return }
+        let peers = Set(connected.compactMap { ledger.liveAccount(of: $0) }).subtracting([me])
+        guard !peers.isEmpty else { return }
+        var owedToday: [BalanceAccount: Int64] = [:], owedEarlier: [BalanceAccount: Int64] = [:]
+        let oldest = CivilDate(ordinal: today.ordinal - Self.settlingWindowDays)
+        var monitors = Set<MonitorID>()
+        for byMonitor in ledger.charges.values { for (monitor, charge) in byMonitor where charge.day >= oldest { monitors.insert(monitor) } }
+        for monitor in monitors.sorted() {
+            let payers = ledger.charges.compactMap { account, byMonitor in byMonitor[monitor] != nil && !ledger.isRetired(account) ? account : nil }
+            // A monitor this device keeps a charge for, it pays itself (`settleUsage`).
+            guard !payers.contains(me), let debtor = payers.filter(peers.contains).min() else { continue }
+            let unpaid = uncoveredMs(monitor)
+            guard unpaid > 0, let day = ledger.charges[debtor]?[monitor]?.day else { continue }
+            if day >= today { owedToday[debtor, default: 0] = owedToday[debtor, default: 0].saturatingAdding(unpaid) }
+            else { owedEarlier[debtor, default: 0] = owedEarlier[debtor, default: 0].saturatingAdding(unpaid) }
+        }
+        guard !owedToday.isEmpty || !owedEarlier.isEmpty else { return }
+        // The holders who would give: this device and the connected peers owing nothing.
+        let holders = Set(peers.subtracting(owedToday.keys).subtracting(owedEarlier.keys)).union([me])
+        for debtor in Set(owedToday.keys).union(owedEarlier.keys).sorted() {
+            let earlier = max(0, (owedEarlier[debtor] ?? 0).saturatingSubtracting(max(0, ledger.earnedHeldMs(of: debtor, today: today))))
+            if earlier > 0 {
+                let part = Self.share(of: earlier, mine: max(0, ledger.earnedHeldMs(of: me, today: today)),
+                                      all: holders.map { max(0, ledger.earnedHeldMs(of: $0, today: today)) }.saturatingSum { $0 })
+                if part > 0 { ledger.setEarnedTransfer((ledger.earnedTransfers[me]?[debtor] ?? 0).saturatingAdding(part), from: me, to: debtor) }
+            }
+            let lacking = (owedToday[debtor] ?? 0).saturatingSubtracting(ledger.heldMs(of: debtor, today: today))
+            if lacking > 0 {
+                give(Self.share(of: lacking, mine: ledger.heldMs(of: me, today: today),
+                                all: holders.map { ledger.heldMs(of: $0, today: today) }.saturatingSum { $0 }), to: debtor)
+            }
+        }
+    }
+
+    /// This holder's part of `amount` when holders give in proportion to what they hold (`mine` of `all`),
+    /// rounded up so that the parts cover it, and never more than it holds.
+    static func share(of amount: Int64, mine: Int64, all: Int64) -> Int64 {
+        guard amount > 0, mine > 0, all > 0 else { return 0 }
+        guard all > amount else { return min(mine, amount) }
+        let part = amount.scaled(by: mine, dividedBy: all)
+        return min(mine, amount, part < Int64.max ? part + 1 : part)
     }
 
     /// Evens out today's idle day rights and earned rights over the connected members. Each device

@@ -1,11 +1,16 @@
 /// The user's operations: spend, earn, extend, and asking connected peers for rights.
 extension BalanceBook {
     /// Spends up to `ms` of what this device holds (today's rights first, then earned) and returns how
-    /// much it spent. Never more than held: going offline cannot buy extra minutes.
+    /// much it spent. Never more than held: going offline cannot buy extra minutes. Nor more than the
+    /// group has left once what it owes is paid (`BalanceSummary.remainingMs`): rights held here while
+    /// another device owes usage are that usage's, not minutes to spend again (found by review: a device
+    /// spent half a minute with 0 left shown everywhere).
     @discardableResult
     public mutating func spend(_ ms: Int64) -> Int64 {
         register()
-        let amount = min(max(0, ms), ledger.heldMs(of: me, today: today))
+        let summary = self.summary
+        let spendable = max(0, summary.remainingMs.saturatingSubtracting(summary.strandedMs))
+        let amount = min(max(0, ms), ledger.heldMs(of: me, today: today), spendable)
         if amount > 0 {
             var record = ownRecord(today)
             record.spentMs = record.spentMs.saturatingAdding(amount)

@@ -29,9 +29,13 @@ public struct BalanceSummary: Equatable, Sendable {
     /// True once the balance reached zero through spending, until minutes are earned or an extension
     /// is granted. Derived from replicated records only, so every converged device agrees on it.
     public var timeUp: Bool
-    /// The latest spend (or usage charge) on any device, epoch ms; 0 if none. It names a "time's up" episode:
-    /// every device that sees the same records posts that episode's notification once.
+    /// The latest spend (or usage charge) on any device, epoch ms; 0 if none.
     public var lastSpendMillis: Int64
+    /// Names a "time's up" episode: what was credited so far (the day, its allowance and extensions, every
+    /// minute ever earned). Time is up until a credit comes, so while it is up this stays the same, however
+    /// many spends follow (owed usage paid bit by bit, a device spending rights it still holds); each device
+    /// posts an episode's notification once. Spends used to name it, and every later spend posted it again.
+    public var timeUpEpisode: String
     /// No device has founded the balance yet, so there is no allowance and no extension: the device that
     /// should found it waits until it has synced once with every device it is paired with (`Membership`), so
     /// that two devices never both found it. A paired device that never connects holds it up until unpaired.
@@ -92,6 +96,8 @@ public struct BalanceSummary: Equatable, Sendable {
         // Minutes stranded with a retired epoch are not spendable and would otherwise keep it away for good.
         timeUp = remainingMs - strandedMs <= 0 && lastSpend > 0
         lastSpendMillis = lastSpend
+        let earnedEver = ledger.earned.values.saturatingSum(\.ms)
+        timeUpEpisode = "\(today.ordinal):\(allowanceMs):\(extensionMs):\(earnedEver)"
         waitingForPairedDevices = !ledger.members.values.contains(where: \.founder)
     }
 

@@ -6,10 +6,10 @@ extension ApplyResult {
     /// `current` reads the stored entry for the same key; `write` stores a winner and returns its change.
     /// The caller wraps the whole call in one transaction and persists `clock` afterwards.
     public static func merging<Failure: Error>(
-        _ entries: [Entry], clock: inout HybridClock, physicalMillis: Int64,
+        _ entries: [Entry], clock: inout HybridClock, physicalMillis: Int64, device: DeviceID,
         current: (Entry) throws(Failure) -> Entry?, write: (Entry) throws(Failure) -> Change
     ) throws(Failure) -> ApplyResult {
-        try merging(entries, clock: &clock, physicalMillis: physicalMillis) { (entry) throws(Failure) -> Change? in
+        try merging(entries, clock: &clock, physicalMillis: physicalMillis, device: device, stored: current) { (entry) throws(Failure) -> Change? in
             LastWriterWins.wins(entry, over: try current(entry)) ? try write(entry) : nil
         }
     }
@@ -18,8 +18,14 @@ extension ApplyResult {
     /// does both in one SQL statement per entry, without reading the stored entry back into Swift).
     /// `writeIfWins` must store the entry exactly when `LastWriterWins.wins(entry, over: stored)` holds,
     /// returning its change, and otherwise change nothing and return `nil`.
+    ///
+    /// `stored` reads the stored entry of a firing record (`LatestFiring`) before it may be replaced; a later
+    /// time it held is written back as `device`'s own write, on a version ticked here (`kept`). Not when that version would run ahead of this device's clock: such a write is synced
+    /// before anyone sees it (`Store.write` says why), and a batch is seen first; another device holding the
+    /// later time writes it back instead.
     public static func merging<Failure: Error>(
-        _ entries: [Entry], clock: inout HybridClock, physicalMillis: Int64,
+        _ entries: [Entry], clock: inout HybridClock, physicalMillis: Int64, device: DeviceID,
+        stored: (Entry) throws(Failure) -> Entry?,
         writeIfWins: (Entry) throws(Failure) -> Change?
     ) throws(Failure) -> ApplyResult {
         var result = ApplyResult()
@@ -31,8 +37,18 @@ extension ApplyResult {
                 result.refused.append((entry, error))
                 continue
             }
+            let replaced = LatestFiring.isRecord(entry) ? try stored(entry) : nil
             if let change = try writeIfWins(entry) {
                 result.applied.append(change)
+                if let later = LatestFiring.restored(replaced, replacedBy: entry) {
+                    var ticked = clock
+                    let hlc = ticked.tick(physicalMillis: physicalMillis)
+                    if hlc.wallMillis <= physicalMillis,
+                       let kept = try writeIfWins(Entry(suite: entry.suite, key: entry.key, value: later, version: Version(hlc: hlc, origin: device))) {
+                        clock = ticked
+                        result.kept.append(kept)
+                    }
+                }
             } else {
                 result.superseded += 1
             }

@@ -113,7 +113,7 @@ public final class MemoryReplicaStore: ReplicaStore {
     public func lastSequence() -> Int64 { Int64(history.count) }
 
     public func apply(_ entries: [Entry], physicalMillis: Int64, savingWatermark watermark: PeerWatermark? = nil) -> ApplyResult {
-        let result = ApplyResult.merging(entries, clock: &clock, physicalMillis: physicalMillis,
+        let result = ApplyResult.merging(entries, clock: &clock, physicalMillis: physicalMillis, device: device,
                                          current: { entry(suite: $0.suite, key: $0.key) }, write: write)
         if let watermark, result.refused.isEmpty { watermarks[watermark.peer] = watermark.watermark }
         didCommit?()

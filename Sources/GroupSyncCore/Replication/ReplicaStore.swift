@@ -43,6 +43,12 @@ public struct ApplyResult: Sendable {
     public var superseded = 0
     /// Entries refused because their clock is too far ahead; the sender offers them again later.
     public var refused: [(entry: Entry, reason: ClockError)] = []
+    /// Writes of this store's own that the merge made: a later firing time written back over a peer's
+    /// earlier one (`LatestFiring`). Not echoes: the peer lacks them.
+    public var kept: [Change] = []
+
+    /// Every change the merge stored: the peer's entries that won, then the merge's own writes.
+    public var stored: [Change] { applied + kept }
 
     public init() {}
 }

@@ -21,13 +21,16 @@ final class TimesUpNotifications: @unchecked Sendable {
     /// minutes left" or "2 min left"); nil otherwise, so no timer runs.
     func check(service: NotificationService, store: Store, nowMillis: Int64) -> Int64? {
         guard let summary = try? store.updateBalance(nowMillis: nowMillis, environment: environment, { $0.summary }) else { return nil }
-        let postedEpisode = Self.int(store, "timesUpEpisode")
+        let postedEpisode = try? store.entry(suite: Self.stateSuite, key: "timesUpEpisode")?.value
         if summary.timeUp {
-            if postedEpisode != summary.lastSpendMillis {
+            if case .int? = postedEpisode {
+                // Posted by a groupsync that named episodes by their last spend: this one was shown already.
+                _ = try? store.set(.string(summary.timeUpEpisode), suite: Self.stateSuite, key: "timesUpEpisode")
+            } else if postedEpisode != .string(summary.timeUpEpisode) {
                 _ = service.post(Self.request(id: Self.timesUpID, title: "Time's up",
                                               body: "No minutes left. Earn more, or solve a puzzle for an extension.",
                                               level: .timeSensitive))
-                Self.store(store, "timesUpEpisode", summary.lastSpendMillis)
+                _ = try? store.set(.string(summary.timeUpEpisode), suite: Self.stateSuite, key: "timesUpEpisode")
                 _ = service.dismiss(id: Self.countdownID)
                 Self.forgetCountdown(store)
                 // "Time's up" told of this spend: the countdown must not post it again later (at midnight, or

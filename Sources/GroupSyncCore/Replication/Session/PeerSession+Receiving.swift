@@ -39,7 +39,7 @@ extension PeerSession {
                             savingWatermark: watermark)
         }
         for change in result.applied { echo.record(change.sequence) }
-        if !result.applied.isEmpty { outbox.append(.applied(result.applied)) }
+        if !result.stored.isEmpty { outbox.append(.applied(result.stored)) }
 
         let firstRefused = Self.firstRefused(in: batch, result: result)
         if continues {

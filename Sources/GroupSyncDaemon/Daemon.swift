@@ -113,6 +113,8 @@ public final class Daemon: @unchecked Sendable {
         do {
             context = try TLSContext(certificate: certificate) { [allowed] id in allowed.contains(id) }
             listener = try TLSListener.bind(host: configuration.listen.host, port: configuration.listen.port, context: context)
+        } catch TransportError.addressResolutionFailed(let host, let detail) {
+            throw .badListenAddress("cannot listen on \(configuration.listen): '\(host)' is not an address of this machine (\(detail)); give --listen an IP address or a host name of this machine")
         } catch {
             throw .io("cannot listen on \(configuration.listen): \(error)")
         }
@@ -415,7 +417,7 @@ public final class Daemon: @unchecked Sendable {
             let dueSuites = blockLists.takeDue(nowMillis: monotonicMillis())
             if !dueSuites.isEmpty { BlockListReconciler.changed(suites: dueSuites, store: store, signal: changeSignal, log: log) }
             switch event {
-            case .woken: return
+            case .woken, .outputClosed: return  // no output is watched here
             case .timedOut:
                 if let due = agentRunAt, clock() >= due { runBalanceAgent(state.locked { Array(connections.values) }) }
             case .changed:
@@ -531,11 +533,14 @@ public enum DaemonError: Error, CustomStringConvertible {
     case alreadyRunning(String)
     case store(String)
     case io(String)
+    /// The address given to listen on names no host: the command line's fault, not the machine's.
+    case badListenAddress(String)
 
     public var description: String {
         switch self {
         case .alreadyRunning(let path): "another 'groupsync serve' is already running on the home \(path)"
         case .store(let text), .io(let text): text
+        case .badListenAddress(let text): text
         }
     }
 }

@@ -157,11 +157,12 @@ final class PeerConnection: @unchecked Sendable {
                 driveSession { session, now in session.tick(at: now) }
                 continue
             } catch {
-                driveSession { session, _ in session.shutdown(reason: "connection lost: \(error)") }
+                // The transport's error already says "connection lost: …".
+                driveSession { session, _ in session.connectionLost("\(error)") }
                 return
             }
             if bytes.isEmpty {
-                driveSession { session, _ in session.shutdown(reason: "the peer closed the connection") }
+                driveSession { session, _ in session.connectionLost("the peer closed the connection") }
                 return
             }
             driveSession { session, now in session.receive(bytes: bytes, at: now, store: store) }

@@ -25,6 +25,8 @@ import GroupSyncStore
         ["init", "--name", String(repeating: "n", count: 256)],
         // No command at all: one line, like every other mistake, not the whole overview.
         [], ["--home"],
+        // A listen address that names no host is the command line's mistake, not the machine's (was exit 3).
+        ["serve", "--listen", "256.1.1.1:0"],
     ]
 
     @Test func badInputExitsTwoAndWritesNothing() throws {
@@ -165,6 +167,22 @@ import GroupSyncStore
         let result = try cli.run("set", "s", "k", "v")
         #expect(result.status == 3)
         #expect(result.stderr.contains("chmod 700"))
+    }
+
+    /// `init` creates the home with mode 0700: an empty folder made beforehand with `mkdir` (0755) is made
+    /// so, as nothing in it could have been read; one that already holds files is still refused.
+    @Test func initMakesAnEmptyFolderPrivateAndRefusesAFullOne() throws {
+        let folder = TemporaryFolder()
+        let empty = GroupSyncBinary(home: folder.path + "/empty"), full = GroupSyncBinary(home: folder.path + "/full")
+        for home in [empty.home, full.home] { mkdir(home, 0o755); chmod(home, 0o755) }
+        FileManager.default.createFile(atPath: full.home + "/notes.txt", contents: Data("x".utf8))
+        let made = try empty.run("init")
+        #expect(made.status == 0, "\(made.stderr)")
+        var info = stat()
+        #expect(stat(empty.home, &info) == 0 && info.st_mode & 0o777 == 0o700)
+        let refused = try full.run("init")
+        #expect(refused.status == 3 && refused.stderr.contains("chmod 700"), "\(refused.stderr)")
+        #expect(stat(full.home, &info) == 0 && info.st_mode & 0o777 == 0o755, "not ours to change")
     }
 
     private func storeSequence(home: String) throws -> Int64 {

@@ -73,6 +73,22 @@ import GroupSyncStore
         #expect(try ProcFS.cpuTicks(watcher.processIdentifier) - before <= 1)
     }
 
+    /// "Stops when its output is closed": when its reader goes away, not at the next change of its suite
+    /// (found by review: `watch S | grep -m1 x` left it running until S changed).
+    @Test func watchStopsWhenItsReaderGoesAway() throws {
+        let folder = TemporaryFolder()
+        let cli = GroupSyncBinary(home: folder.path + "/home")
+        try cli.run("init")
+        let (watcher, output) = try cli.start(["watch", "group.watch"])
+        defer { if watcher.isRunning { watcher.terminate() }; watcher.waitUntilExit() }
+        Thread.sleep(forTimeInterval: 0.3)
+        try output.fileHandleForReading.close()
+        let deadline = Date().addingTimeInterval(3)
+        while watcher.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        #expect(!watcher.isRunning, "watch still runs with no reader")
+        #expect(!watcher.isRunning && watcher.terminationStatus == 0)
+    }
+
     /// Suites are told apart by their bytes, as the store does: `watch` on the NFC spelling of a name does not
     /// report the suite spelled NFD, which `get` and `list` treat as another suite.
     @Test func watchReportsOnlyTheSuiteWithThoseBytes() throws {

@@ -32,6 +32,19 @@ import Testing
         #expect(result.stderr.contains("did not answer in time") && !result.stderr.contains("no daemon"), "\(result.stderr)")
     }
 
+    /// GroupSync's own IDs ("time's up", the countdown) are not an app's to post or dismiss: the daemon's
+    /// next post would replace the app's, and the app's dismissal took the daemon's down (found by review).
+    @Test func groupSyncsOwnNotificationIDsAreRefused() throws {
+        let folder = TemporaryFolder()
+        let a = try deviceWithoutABus(in: folder)
+        for arguments in [["notify", "post", "--id", "groupsync.timesUp", "--title", "mine"], ["notify", "dismiss", "--id", "groupsync.countdown"],
+                          ["notify", "post", "--id", "groupsync.", "--title", "mine"]] {
+            let result = try a.cli.run(arguments)
+            #expect(result.status == 2 && result.stderr.contains("keeps for its own notifications"), "\(arguments): \(result.stdout)\(result.stderr)")
+        }
+        #expect(try a.cli.run("notify", "post", "--id", "groupsync-like", "--title", "mine").status != 2)
+    }
+
     /// A missing configuration key is "not found" (1), like `get` of a missing key, not a failed environment (3).
     @Test func shieldWithoutItsConfigurationKeyIsNotFound() throws {
         let folder = TemporaryFolder()

@@ -105,7 +105,7 @@ import Testing
 
     @Test func aDismissOfAnUnseenOrClosedPostDoesNothing() {
         let dismissed = Self.record(1, dismissedBy: Self.peer)
-        #expect(Self.plan(dismissed, nil) == NotificationPlan(.nothing, .alreadyClosed))
+        #expect(Self.plan(dismissed, nil) == NotificationPlan(.nothing, .neverShownHere))
         #expect(Self.plan(dismissed, Self.shown(Self.record(1)).closed()) == NotificationPlan(.nothing, .alreadyClosed))
     }
 

@@ -692,6 +692,20 @@ import Testing
         #expect(!link.isUp)
     }
 
+    /// A connection that ended under the session (the peer closed it without a goodbye) closes the session
+    /// with nothing sent and no code: it is not this device's shutdown (found by review: logged as one,
+    /// with a goodbye written to the dead socket).
+    @Test func aLostConnectionClosesWithoutAGoodbye() {
+        let net = ReplicationNetwork()
+        let a = net.addNode("a"), b = net.addNode("b")
+        let link = net.connected(a, b)
+        let outputs = link.sessions[0]!.connectionLost("connection lost: the peer closed the connection")
+        #expect(!outputs.contains { if case .send = $0 { true } else { false } }, "\(outputs)")
+        #expect(outputs.last == .close(.connectionLost("connection lost: the peer closed the connection")))
+        #expect(CloseReason.connectionLost("x").code == nil && CloseReason.connectionLost("x").description == "x")
+        #expect(outputs.contains { if case .log(let line) = $0 { line.contains("code=none") } else { false } }, "\(outputs)")
+    }
+
     @Test func statusReportsTheSession() {
         let net = ReplicationNetwork()
         let a = net.addNode("a"), b = net.addNode("b", clockOffsetMillis: 1_000)

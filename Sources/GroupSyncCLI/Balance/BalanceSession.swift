@@ -60,7 +60,7 @@ struct BalanceSession {
                         heardBack = true
                     }
                 } catch { throw error.asCLIError }
-            case .timedOut, .woken:
+            case .timedOut, .woken, .outputClosed:
                 if heardBack { return }
             }
         }

@@ -25,8 +25,9 @@ enum BalanceCommand: Command {
           (no subcommand)  today's balance: remaining, day, allowance, extensions, earned, spent today,
                            held here; --json prints one object with remainingMinutes, day,
                            allowanceMinutes, extensionsToday, maxExtensions, extensionMinutes,
-                           earnedMinutes, spentTodayMinutes, timeUp, strandedMinutes, heldHereMinutes,
-                           extensionSlotsHere, timeZone, dayStartMillis, dayEndMillis, devices
+                           earnedMinutes, spentTodayMinutes, timeUp, strandedMinutes, owedMinutes,
+                           heldHereMinutes, extensionSlotsHere, timeZone, dayStartMillis,
+                           dayEndMillis, devices, waitingForPairedDevices
           policy           show the policy, or change the given fields (shared by all devices); a raise
                            of the daily base counts at once, a cut from the next day for allowance
                            devices already drew today
@@ -38,7 +39,8 @@ enum BalanceCommand: Command {
           earn MINUTES     add earned minutes (e.g. push-ups); --reason TEXT notes why
           extend           grant one puzzle extension for today; refused past the daily cap
           spend MINUTES    spend up to MINUTES: what this device holds, after asking connected devices
-                           for theirs (waits at most 2 s); says how much was spent
+                           for theirs (waits at most 2 s), and no more than remains once what the
+                           devices owe is paid; says how much was spent
           --json           print JSON instead of text
         \(homeHelp)
         """

@@ -36,8 +36,10 @@ enum NotifyCommand: Command {
         (also a shield configuration of the wrong shape), 3 no daemon running, or it or the notification server
         failed (result failed: the reason is on stderr, and in the JSON with --json).
 
-          --json          print the daemon's answer as JSON: ok, id, result (shown, closed, unchanged,
-                          suppressed, waiting, failed), reason
+          --json          print the daemon's answer as JSON (Protocol/CONTROL.md): ok, id, result (shown,
+                          closed, unchanged, suppressed, waiting, failed), reason; a suppressed post has
+                          retryInSeconds instead of a reason (and a suppressed shield no id); a refusal
+                          is ok false with error, plus notFound true when nothing is under the ID or key
         \(homeHelp)
         """
     static let flags = FlagSpec.with(

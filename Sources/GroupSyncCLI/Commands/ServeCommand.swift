@@ -42,6 +42,8 @@ enum ServeCommand: Command {
         do {
             let daemon = try Daemon(configuration: configuration, certificate: context.certificate, deviceName: name)
             _ = try daemon.run()
+        } catch DaemonError.badListenAddress(let text) {
+            throw .badInput(text)
         } catch {
             throw .failure(error.description)
         }

@@ -29,7 +29,7 @@ enum WatchCommand: Command {
         do {
             var position = try context.store.lastSequence()
             while true {
-                _ = watcher.wait()
+                if watcher.wait(output: 1) == .outputClosed { return }  // standard output
                 for change in try context.store.changes(after: position, limit: .max) {
                     position = change.sequence
                     // Bytes, as the store compares names: Swift's `==` would also match another suite

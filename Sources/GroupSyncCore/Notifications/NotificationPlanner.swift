@@ -17,6 +17,8 @@ public struct NotificationPlan: Hashable, Sendable {
         case dismissed = "dismissed"
         case dismissedWithServer = "dismissed; it went away with the server that showed it"
         case alreadyClosed = "dismissed and already closed"
+        /// Dismissed before this device showed it (still waiting for a server, say): it never will now.
+        case neverShownHere = "dismissed before it was shown here; it will not be"
         case alreadyShown = "already shown"
         case stale = "older than its time to live, not shown"
         case supersededByStale = "replaced by a post now older than its time to live: taken down, not replaced"
@@ -66,7 +68,7 @@ public enum NotificationPlanner {
             // dismissed this ID, and a dismiss written on a device that lagged behind must still close it.
             if let onThisServer { return NotificationPlan(.close(onThisServer), .dismissed) }
             if display?.onScreen != nil { return NotificationPlan(.forget, .dismissedWithServer) }
-            return NotificationPlan(.nothing, .alreadyClosed)
+            return NotificationPlan(.nothing, display == nil ? .neverShownHere : .alreadyClosed)
         }
         // Replication redelivers after every reconnect, and the daemon replans after every restart: a post
         // is shown once, even if it has since been closed by the user or lost with a server.

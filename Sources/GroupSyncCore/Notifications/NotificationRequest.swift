@@ -9,6 +9,9 @@ public struct NotificationRequest: Hashable, Sendable {
     public static let maxIDBytes = 256
     /// Ten years: beyond any real use, and small enough that seconds × 1000 stays far inside Int64 millis.
     public static let maxSeconds: Double = 10 * 365 * 86_400
+    /// IDs of GroupSync's own notifications ("time's up", the countdown) begin so. An app's post under one
+    /// would be replaced by the daemon's, and its dismissal would take the daemon's down (found by review).
+    public static let reservedPrefix = "groupsync."
 
     /// The fixed identifier: a post under an ID already shown replaces that notification in place.
     public let id: String
@@ -19,11 +22,12 @@ public struct NotificationRequest: Hashable, Sendable {
     /// After this many seconds from posting, a device that has not shown the post yet never will.
     public let ttlSeconds: Double
 
+    /// `groupSyncsOwn`: a post of GroupSync itself, whose ID may begin with `reservedPrefix`.
     public init(id: String, content: NotificationContent,
                 minIntervalSeconds: Double = defaultMinIntervalSeconds,
                 scope: NotificationScope = .default,
-                ttlSeconds: Double = defaultTTLSeconds) throws(NotificationError) {
-        try Self.validate(id: id)
+                ttlSeconds: Double = defaultTTLSeconds, groupSyncsOwn: Bool = false) throws(NotificationError) {
+        try Self.validate(id: id, reservedAllowed: groupSyncsOwn)
         guard !content.title.isEmpty else { throw .emptyTitle }
         guard minIntervalSeconds.isFinite, minIntervalSeconds >= 0, minIntervalSeconds <= Self.maxSeconds else {
             throw .invalidMinInterval(minIntervalSeconds)
@@ -36,9 +40,16 @@ public struct NotificationRequest: Hashable, Sendable {
         self.ttlSeconds = ttlSeconds
     }
 
-    /// The rules for an ID, which is also a store key: non-empty, bounded, printable.
+    /// The rules for an app's ID, which is also a store key: non-empty, bounded, printable, and not GroupSync's.
     public static func validate(id: String) throws(NotificationError) {
+        try validate(id: id, reservedAllowed: false)
+    }
+
+    static func validate(id: String, reservedAllowed: Bool) throws(NotificationError) {
         guard !id.isEmpty else { throw .invalidID(id, reason: "is empty") }
+        guard reservedAllowed || !EntryName.starts(id, with: reservedPrefix) else {
+            throw .invalidID(id, reason: "begins with '\(reservedPrefix)', which GroupSync keeps for its own notifications")
+        }
         guard id.utf8.count <= maxIDBytes else { throw .invalidID(id, reason: "is longer than \(maxIDBytes) bytes") }
         guard !id.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
             throw .invalidID(id, reason: "contains a control character")

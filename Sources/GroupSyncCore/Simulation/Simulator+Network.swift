@@ -286,6 +286,7 @@ extension Simulator {
             label = "clock-skew"
             if settlingSince != nil { skewRefusalsWhileSettling += 1 }
         case .shutdown: label = "closed-by-shell"
+        case .connectionLost: label = "connection-lost"
         case .peerSaidGoodbye: label = "peer-goodbye"
         case .peerReportedError(let code, _):
             label = "peer-error-\(code)"

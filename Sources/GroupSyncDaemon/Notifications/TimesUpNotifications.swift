@@ -72,7 +72,7 @@ final class TimesUpNotifications: @unchecked Sendable {
         // A local post on each device (the balance itself is what replicates), never debounced: each episode
         // or usage step is news once.
         try! NotificationRequest(id: id, content: NotificationContent(title: title, body: body, level: level),
-                                 minIntervalSeconds: 0, scope: .local)
+                                 minIntervalSeconds: 0, scope: .local, groupSyncsOwn: true)
     }
 
     private static func int(_ store: Store, _ key: String) -> Int64? {

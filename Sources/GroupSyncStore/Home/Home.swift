@@ -38,7 +38,9 @@ public struct Home: Sendable {
 
     public var exists: Bool { access(path, F_OK) == 0 }
 
-    /// Creates the folder (and its parents) with mode 0700 if missing.
+    /// Creates the folder (and its parents) with mode 0700 if missing. An empty folder of ours made
+    /// beforehand (`mkdir home`, mode 0755) is made 0700: it holds nothing yet that others could have read,
+    /// and refusing it as "readable by others, it holds a private key" said what was not so (found by review).
     public func create() throws(HomeError) {
         var prefix = path.hasPrefix("/") ? "" : "."
         for component in path.split(separator: "/") {
@@ -47,7 +49,22 @@ public struct Home: Sendable {
                 throw .cannotCreate(path: prefix, reason: String(cString: strerror(errno)))
             }
         }
+        var info = stat()
+        if stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR, info.st_uid == geteuid(), info.st_mode & 0o077 != 0, isEmptyFolder {
+            _ = chmod(path, 0o700)
+        }
         try checkPrivate()
+    }
+
+    /// Whether the folder holds no file at all (false when it cannot be read).
+    private var isEmptyFolder: Bool {
+        guard let folder = opendir(path) else { return false }
+        defer { closedir(folder) }
+        while let entry = readdir(folder) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name != "." && name != ".." { return false }
+        }
+        return true
     }
 
     /// Refuses a home that others can read or that belongs to another user: it holds a private key, and

@@ -52,15 +52,20 @@ public final class ChangeWatcher: @unchecked Sendable {
         return home.createChangeSignalFolder() && inotify_add_watch(inotifyFD, home.changeSignalFolder, mask) >= 0
     }
 
-    public enum Wake { case changed, woken, timedOut }
+    public enum Wake { case changed, woken, timedOut, outputClosed }
 
     /// Blocks until a change is signalled, `wake()` is called, or `timeoutMillis` passes (-1: forever).
-    public func wait(timeoutMillis: Int32 = -1) -> Wake {
+    /// `output`: also returns `.outputClosed` once that descriptor reports an error or hang-up (the reader of
+    /// a pipe went away), so a `watch` whose reader left stops then, not at the next change of its suite.
+    public func wait(timeoutMillis: Int32 = -1, output: Int32? = nil) -> Wake {
         var fds = [pollfd(fd: inotifyFD, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
+        // Asking for no event still reports POLLERR and POLLHUP, and nothing at all for a terminal or a file.
+        if let output { fds.append(pollfd(fd: output, events: 0, revents: 0)) }
         while true {
-            let rc = poll(&fds, 2, timeoutMillis)
+            let rc = poll(&fds, nfds_t(fds.count), timeoutMillis)
             if rc < 0 && errno == EINTR { continue }
             if rc <= 0 { return .timedOut }
+            if fds.count > 2, fds[2].revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 { return .outputClosed }
             if fds[1].revents != 0 {
                 var drained = [UInt8](repeating: 0, count: 64)
                 _ = read(wakeFD, &drained, drained.count)

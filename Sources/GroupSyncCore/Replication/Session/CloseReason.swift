@@ -18,6 +18,9 @@ public enum CloseReason: Error, Equatable, CustomStringConvertible {
     case peerReportedError(ReasonCode, String)
     /// We end the session on purpose (daemon stopping, peer removed).
     case shutdown(String)
+    /// The connection under the session ended without a goodbye (the peer closed it, or the network cut it):
+    /// there is no one left to tell.
+    case connectionLost(String)
 
     /// The code sent to the peer, or `nil` when the peer is told nothing (it left, or is the one who said why).
     public var code: ReasonCode? {
@@ -32,7 +35,7 @@ public enum CloseReason: Error, Equatable, CustomStringConvertible {
         case .storeFailed, .storeReplaced: .storeFailure
         case .entryTooLarge: .entryTooLarge
         case .shutdown: .shutdown
-        case .peerSilent, .peerSaidGoodbye, .peerReportedError: nil
+        case .peerSilent, .peerSaidGoodbye, .peerReportedError, .connectionLost: nil
         }
     }
 
@@ -62,6 +65,7 @@ public enum CloseReason: Error, Equatable, CustomStringConvertible {
         case let .peerSaidGoodbye(code, text): "the peer left (\(code)): \(text)"
         case let .peerReportedError(code, text): "the peer ended the session (\(code)): \(text)"
         case .shutdown(let text): "closed here: \(text)"
+        case .connectionLost(let text): text
         }
     }
 }

@@ -177,6 +177,12 @@ public struct PeerSession: Sendable {
         }
     }
 
+    /// The connection ended under the session without a goodbye: closes it without sending anything (found
+    /// by review: logged as our own shutdown, with a goodbye written to the dead socket).
+    public mutating func connectionLost(_ what: String) -> [SessionOutput] {
+        handle { (_: inout PeerSession) throws(CloseReason) in throw .connectionLost(what) }
+    }
+
     /// The next time `tick` has something to do, as a reading of the monotonic clock (`SessionTime.
     /// monotonicMillis`), or `nil` once closed. An idle session sleeps a whole keep-alive period between
     /// wake-ups.

@@ -172,6 +172,24 @@ struct NotificationDaemonTests {
         #expect(!bus.calls("Notify", timeout: 0).contains { $0["summary"] == .string("Screen time") }, "\(bus.calls("Notify", timeout: 0))")
     }
 
+    /// A midnight that credits nothing (no daily allowance) does not end the episode: "time's up" stays as it
+    /// is, not posted again every night (found by review).
+    @Test func timesUpIsNotPostedAgainAtAMidnightThatCreditsNothing() throws {
+        let folder = TemporaryFolder()
+        let (bus, a) = try deviceOnItsOwnBus(in: folder)
+        #expect(try a.cli.run("balance", "policy", "--timezone", Self.zoneWhoseDayEnds(inSeconds: 4)).status == 0)
+        try a.cli.run("balance", "earn", "1")
+        #expect(try a.cli.run("balance", "spend", "1").status == 0)
+        func timesUp(atLeast count: Int, timeout: TimeInterval) -> [[String: Value]] {
+            bus.calls("Notify", atLeast: count, timeout: timeout).filter { $0["summary"] == .string("Time's up") }
+        }
+        #expect(timesUp(atLeast: 1, timeout: 3).count == 1, "\(bus.calls("Notify", timeout: 0))")
+        Thread.sleep(forTimeInterval: 6)  // past the end of the day, when the daemon looks again
+        #expect(try a.cli.run("balance", "--json").stdout.contains(#""timeUp":true"#))
+        #expect(timesUp(atLeast: 1, timeout: 0).count == 1, "\(bus.calls("Notify", timeout: 0))\n\(a.log)")
+        #expect(bus.calls("CloseNotification", timeout: 0).isEmpty)
+    }
+
     /// The countdown says what is left: refreshed when minutes are earned, not only when they are spent, and
     /// taken down when the day ends (the next day's first spend posts the next one).
     @Test func theCountdownFollowsEarningsAndEndsWithTheDay() throws {

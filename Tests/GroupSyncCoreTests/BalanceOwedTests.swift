@@ -41,7 +41,7 @@ import Testing
         let a = device()
         use(a, armedAt: noon)
         #expect(a.summary(at: noon + 30 * minute).timeUp)
-        // 5 earned against 15 owed: time stays up, and the earning names a new episode (a credit came)…
+        // 5 earned against 15 owed: time stays up, and the earning is a credit (a new episode)…
         a.act(at: noon + 31 * minute) { $0.earn(5 * minute, reason: "push-ups") }
         let credited = a.summary(at: noon + 31 * minute)
         #expect(credited.timeUp)
@@ -49,11 +49,24 @@ import Testing
         a.act(at: noon + 32 * minute) { $0.settleUsage() }
         let paid = a.summary(at: noon + 32 * minute)
         #expect(paid.timeUp && paid.lastSpendMillis > credited.lastSpendMillis, "\(credited)\n\(paid)")
-        #expect(paid.timeUpEpisode == credited.timeUpEpisode, "\(credited.timeUpEpisode) then \(paid.timeUpEpisode)")
+        #expect(paid.creditedMs == credited.creditedMs, "\(credited.creditedMs) then \(paid.creditedMs)")
         a.act(at: noon + 43 * minute) { $0.earn(20 * minute, reason: "push-ups") }
         let earned = a.summary(at: noon + 44 * minute)
-        #expect(!earned.timeUp && earned.timeUpEpisode != paid.timeUpEpisode)
-        #expect(a.summary(at: noon + day).timeUpEpisode != earned.timeUpEpisode, "a new day is a new episode")
+        #expect(!earned.timeUp && earned.creditedMs == paid.creditedMs + 20 * minute)
+        #expect(a.summary(at: noon + day).creditedMs == earned.creditedMs + 10 * minute, "a new day's allowance is a credit")
+    }
+
+    /// Found by review: a midnight that credits nothing (no daily allowance) named a new episode, and every
+    /// device posted "time's up" again each night while time stayed up.
+    @Test func aNewDayThatCreditsNothingIsNotANewEpisode() {
+        let a = BalanceDevice(1)
+        a.act(at: noon) { $0.register() }
+        a.act(at: noon + 1) { $0.earn(minute, reason: "push-ups") }
+        #expect(a.act(at: noon + 2) { $0.spend(minute) } == minute)
+        let up = a.summary(at: noon + 3)
+        #expect(up.timeUp)
+        let nextDay = a.summary(at: noon + day)
+        #expect(nextDay.timeUp && nextDay.creditedMs == up.creditedMs, "\(up.creditedMs) then \(nextDay.creditedMs)")
     }
 
     /// Found by review: a device that used more than it held while apart owed the rest, and only it pays it;

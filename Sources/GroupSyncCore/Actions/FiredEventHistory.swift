@@ -8,7 +8,7 @@ public struct FiredEventHistory: Sendable {
     /// Reads every `events_…` key of a suite whose value is a number (ms) or a date.
     public init(values: [String: Value]) {
         var fired: [String: Double] = [:]
-        for (key, value) in values where EntryName.starts(key, with: "events_") {
+        for (key, value) in values where EntryName.starts(key, with: LatestFiring.keyPrefix) {
             if let ms = value.epochMillis { fired[key] = ms }
         }
         self.init(lastFired: fired)

@@ -31,11 +31,12 @@ public struct BalanceSummary: Equatable, Sendable {
     public var timeUp: Bool
     /// The latest spend (or usage charge) on any device, epoch ms; 0 if none.
     public var lastSpendMillis: Int64
-    /// Names a "time's up" episode: what was credited so far (the day, its allowance and extensions, every
-    /// minute ever earned). Time is up until a credit comes, so while it is up this stays the same, however
-    /// many spends follow (owed usage paid bit by bit, a device spending rights it still holds); each device
-    /// posts an episode's notification once. Spends used to name it, and every later spend posted it again.
-    public var timeUpEpisode: String
+    /// Everything credited so far: every day's allowance and extensions (today's as drawn now) and every
+    /// minute ever earned. A "time's up" episode lasts until a credit comes, so a device posts it again only
+    /// once this has grown: not for the spends that follow (owed usage paid bit by bit, a device spending
+    /// rights it still held), nor at a midnight that credits nothing. Spends used to name episodes, and
+    /// every later spend posted it again (found by review).
+    public var creditedMs: Int64
     /// No device has founded the balance yet, so there is no allowance and no extension: the device that
     /// should found it waits until it has synced once with every device it is paired with (`Membership`), so
     /// that two devices never both found it. A paired device that never connects holds it up until unpaired.
@@ -96,8 +97,13 @@ public struct BalanceSummary: Equatable, Sendable {
         // Minutes stranded with a retired epoch are not spendable and would otherwise keep it away for good.
         timeUp = remainingMs - strandedMs <= 0 && lastSpend > 0
         lastSpendMillis = lastSpend
-        let earnedEver = ledger.earned.values.saturatingSum(\.ms)
-        timeUpEpisode = "\(today.ordinal):\(allowanceMs):\(extensionMs):\(earnedEver)"
+        var credited = allowanceMs.saturatingAdding(extensionMs).saturatingAdding(ledger.earned.values.saturatingSum(\.ms))
+        for byDay in ledger.days.values {
+            for (day, record) in byDay where day < today {
+                credited = credited.saturatingAdding(record.allowanceMs).saturatingAdding(record.extensionMs)
+            }
+        }
+        creditedMs = credited
         waitingForPairedDevices = !ledger.members.values.contains(where: \.founder)
     }
 

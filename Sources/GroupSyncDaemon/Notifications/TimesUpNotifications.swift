@@ -21,28 +21,33 @@ final class TimesUpNotifications: @unchecked Sendable {
     /// minutes left" or "2 min left"); nil otherwise, so no timer runs.
     func check(service: NotificationService, store: Store, nowMillis: Int64) -> Int64? {
         guard let summary = try? store.updateBalance(nowMillis: nowMillis, environment: environment, { $0.summary }) else { return nil }
-        let postedEpisode = try? store.entry(suite: Self.stateSuite, key: "timesUpEpisode")?.value
+        // What was credited when this device last posted "time's up" (an older groupsync kept the last spend
+        // under `timesUpEpisode` instead: that episode was posted too).
+        let postedAtCredit = Self.int(store, "timesUpCreditedMs")
+        let postedByOlder = Self.int(store, "timesUpEpisode") != nil
         if summary.timeUp {
-            if case .int? = postedEpisode {
-                // Posted by a groupsync that named episodes by their last spend: this one was shown already.
-                _ = try? store.set(.string(summary.timeUpEpisode), suite: Self.stateSuite, key: "timesUpEpisode")
-            } else if postedEpisode != .string(summary.timeUpEpisode) {
+            if postedAtCredit.map({ summary.creditedMs > $0 }) ?? !postedByOlder {
                 _ = service.post(Self.request(id: Self.timesUpID, title: "Time's up",
                                               body: "No minutes left. Earn more, or solve a puzzle for an extension.",
                                               level: .timeSensitive))
-                _ = try? store.set(.string(summary.timeUpEpisode), suite: Self.stateSuite, key: "timesUpEpisode")
+                Self.store(store, "timesUpCreditedMs", summary.creditedMs)
                 _ = service.dismiss(id: Self.countdownID)
                 Self.forgetCountdown(store)
                 // "Time's up" told of this spend: the countdown must not post it again later (at midnight, or
                 // after an earning), only the next spend's.
                 Self.store(store, "countdownSpend", summary.lastSpendMillis)
+            } else if postedAtCredit.map({ summary.creditedMs < $0 }) ?? true {
+                // Credits can shrink (a device's undrawn share of a day leaves the sum when the day ends): the
+                // next credit must still count as new.
+                Self.store(store, "timesUpCreditedMs", summary.creditedMs)
             }
+            if postedByOlder { _ = try? store.delete(suite: Self.stateSuite, key: "timesUpEpisode") }
             return summary.dayEndMillis
         }
-        if postedEpisode != nil {
+        if postedAtCredit != nil || postedByOlder {
             // Minutes were earned or an extension granted: the episode is over everywhere.
             _ = service.dismiss(id: Self.timesUpID)
-            _ = try? store.delete(suite: Self.stateSuite, key: "timesUpEpisode")
+            for key in ["timesUpCreditedMs", "timesUpEpisode"] { _ = try? store.delete(suite: Self.stateSuite, key: key) }
         }
         // The passive countdown follows usage: updated in place (same ID) whenever a spend moved the balance,
         // and, while it is shown, whenever what is left changed otherwise (an earning, the next day).

@@ -107,7 +107,8 @@ public final class Store: ReplicaStore {
         return changes
     }
 
-    /// Whether the last `write` was synced before it became visible (its clock ran ahead): for tests.
+    /// Whether the last `write` or `apply` was synced before it became visible (a version of ours ran ahead of
+    /// the clock): for tests.
     private(set) var lastWriteWasSyncedBeforeVisible = false
 
     /// The body of `write`, for callers already inside a write transaction (`update`). The writes must be
@@ -171,23 +172,33 @@ public final class Store: ReplicaStore {
             if let watermark { try setWatermark(watermark.watermark, peer: watermark.peer) }
             return ApplyResult()
         }
-        let result = try database.unsyncedTransaction { () throws(StoreError) -> ApplyResult in
-            var clock = HybridClock(last: try readClock(), maxForwardDriftMillis: maxForwardDriftMillis)
+        let merge = { () throws(StoreError) -> ApplyResult in
+            var clock = HybridClock(last: try self.readClock(), maxForwardDriftMillis: self.maxForwardDriftMillis)
             let clockBefore = clock.last
-            var sequence = try lastSequence()
-            let result = try ApplyResult.merging(entries, clock: &clock, physicalMillis: now, device: device,
+            var sequence = try self.lastSequence()
+            let result = try ApplyResult.merging(entries, clock: &clock, physicalMillis: now, device: self.device,
                                                  stored: { (entry) throws(StoreError) in try self.entry(suite: entry.suite, key: entry.key) }) { (entry) throws(StoreError) -> Change? in
                 guard try self.insertIfWins(entry, at: sequence + 1) else { return nil }
                 sequence += 1
                 return Change(sequence: sequence, entry: entry)
             }
-            if clock.last != clockBefore { try writeClock(clock.last) }
-            if !result.stored.isEmpty { try writeMetaInt("seq", sequence) }
-            if let watermark, result.refused.isEmpty { try saveWatermark(watermark.watermark, peer: watermark.peer) }
+            if clock.last != clockBefore { try self.writeClock(clock.last) }
+            if !result.stored.isEmpty { try self.writeMetaInt("seq", sequence) }
+            if let watermark, result.refused.isEmpty { try self.saveWatermark(watermark.watermark, peer: watermark.peer) }
             return result
         }
+        // A write of our own the merge made (`LatestFiring`) on a version ahead of this device's clock must be
+        // synced before anyone reads it, as a local write must (`write` says why): then the batch is merged
+        // again in a synced transaction.
+        let visibleFirst = try database.unsyncedTransaction(rollingBackOnNil: { () throws(StoreError) -> ApplyResult? in
+            let result = try merge()
+            return result.kept.contains { $0.entry.version.hlc.wallMillis > now } ? nil : result
+        })
+        let result: ApplyResult
+        if let visibleFirst { result = visibleFirst } else { result = try database.transaction(immediate: true, merge) }
         if !result.stored.isEmpty { didCommit?() }
-        try database.syncWriteAheadLog()
+        lastWriteWasSyncedBeforeVisible = visibleFirst == nil
+        if visibleFirst != nil { try database.syncWriteAheadLog() }
         return result
     }
 

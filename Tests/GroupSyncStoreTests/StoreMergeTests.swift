@@ -139,5 +139,15 @@ import GroupSyncCore
         let stored = try store.entry(suite: "s", key: key)
         #expect(stored == reference.entry(suite: "s", key: key) && stored?.value == .double(Double(t0)) && stored?.version.origin == me)
         #expect(try store.changes(after: 0, limit: 10).last?.entry == stored && store.lastSequence() == result.kept.first?.sequence)
+        #expect(!store.lastWriteWasSyncedBeforeVisible)
+
+        // A write-back on a version ahead of the clock (a faster peer's entry moved it) is synced before it is
+        // visible, as a local write ahead of the clock is; the result is the same.
+        let ahead = Entry(suite: "s", key: key, value: .double(1), version: Version(hlc: HLC(wallMillis: t0 + 200_000, logical: 0), origin: Self.origins[1]))
+        let aheadResult = try store.apply([ahead], physicalMillis: t0 + 130_000)
+        let aheadExpected = reference.apply([ahead], physicalMillis: t0 + 130_000)
+        #expect(aheadResult.kept.count == 1 && aheadResult.kept.map(\.entry) == aheadExpected.kept.map(\.entry))
+        #expect(store.lastWriteWasSyncedBeforeVisible)
+        #expect(try store.entry(suite: "s", key: key) == reference.entry(suite: "s", key: key) && store.entry(suite: "s", key: key)?.value == .double(Double(t0)))
     }
 }

@@ -20,9 +20,9 @@ extension ApplyResult {
     /// returning its change, and otherwise change nothing and return `nil`.
     ///
     /// `stored` reads the stored entry of a firing record (`LatestFiring`) before it may be replaced; a later
-    /// time it held is written back as `device`'s own write, on a version ticked here (`kept`). Not when that version would run ahead of this device's clock: such a write is synced
-    /// before anyone sees it (`Store.write` says why), and a batch is seen first; another device holding the
-    /// later time writes it back instead.
+    /// time it held is written back as `device`'s own write, on a version ticked here (`kept`). A store that
+    /// makes a batch visible before it is durable must make it durable first when such a version runs ahead
+    /// of its clock (`Store.apply`), as it does for a local write.
     public static func merging<Failure: Error>(
         _ entries: [Entry], clock: inout HybridClock, physicalMillis: Int64, device: DeviceID,
         stored: (Entry) throws(Failure) -> Entry?,
@@ -41,11 +41,8 @@ extension ApplyResult {
             if let change = try writeIfWins(entry) {
                 result.applied.append(change)
                 if let later = LatestFiring.restored(replaced, replacedBy: entry) {
-                    var ticked = clock
-                    let hlc = ticked.tick(physicalMillis: physicalMillis)
-                    if hlc.wallMillis <= physicalMillis,
-                       let kept = try writeIfWins(Entry(suite: entry.suite, key: entry.key, value: later, version: Version(hlc: hlc, origin: device))) {
-                        clock = ticked
+                    let hlc = clock.tick(physicalMillis: physicalMillis)
+                    if let kept = try writeIfWins(Entry(suite: entry.suite, key: entry.key, value: later, version: Version(hlc: hlc, origin: device))) {
                         result.kept.append(kept)
                     }
                 }

@@ -19,7 +19,9 @@ import GroupSyncStore
         #expect(client.request(#"{"command":"delete","suite":"s","key":"d"}"#).contains(#""notFound":true"#))
         // Bad requests get an error line and change nothing; the connection stays usable.
         for bad in ["nonsense", #"{"command":"frob"}"#, #"{"command":"set","suite":"s","key":"x","type":"int","value":"7"}"#,
-                    #"{"command":"set","suite":"","key":"x","type":"int","value":7}"#, #"{"command":"set","suite":"s","key":"x","type":"date","value":"soon"}"#] {
+                    #"{"command":"set","suite":"","key":"x","type":"int","value":7}"#, #"{"command":"set","suite":"s","key":"x","type":"date","value":"soon"}"#,
+                    // GroupSync's own notification IDs are not an app's (CONTROL.md).
+                    #"{"command":"notify-post","id":"groupsync.timesUp","title":"mine"}"#, #"{"command":"notify-dismiss","id":"groupsync.countdown"}"#] {
             // Refused as the client's mistake (badInput), not as a failing daemon (CONTROL.md).
             let answer = client.request(bad)
             #expect(answer.contains(#""ok":false"#) && answer.contains(#""badInput":true"#), "\(bad): \(answer)")

@@ -190,6 +190,31 @@ struct NotificationDaemonTests {
         #expect(bus.calls("CloseNotification", timeout: 0).isEmpty)
     }
 
+    /// An earning that only pays what is owed leaves time up, and is not a new episode: "time's up" is neither
+    /// posted again nor taken down; an earning past the debt ends it (found by review).
+    @Test func anEarningThatOnlyPaysADebtDoesNotPostTimesUpAgain() throws {
+        let folder = TemporaryFolder()
+        let (bus, a) = try deviceOnItsOwnBus(in: folder)
+        try a.cli.run("balance", "earn", "1")
+        #expect(try a.cli.run("balance", "spend", "1").status == 0)
+        func timesUp(atLeast count: Int, timeout: TimeInterval) -> [[String: Value]] {
+            bus.calls("Notify", atLeast: count, timeout: timeout).filter { $0["summary"] == .string("Time's up") }
+        }
+        #expect(timesUp(atLeast: 1, timeout: 3).count == 1, "\(bus.calls("Notify", timeout: 0))")
+        // Three minutes used with nothing left to pay them: owed.
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let used = try a.cli.run("usage", "record", "--activity", "scroll", "--event", "used-3", "--armed-at", "\(now - 4 * 60_000)")
+        #expect(used.status == 0, "\(used.stdout)\(used.stderr)")
+        try a.cli.run("balance", "earn", "1")
+        Thread.sleep(forTimeInterval: 1.5)
+        let owing = try a.cli.run("balance", "--json").stdout
+        #expect(owing.contains(#""timeUp":true"#) && owing.contains(#""owedMinutes":2"#), "\(owing)")
+        #expect(timesUp(atLeast: 1, timeout: 0).count == 1, "\(bus.calls("Notify", timeout: 0))\n\(a.log)")
+        #expect(bus.calls("CloseNotification", timeout: 0).isEmpty)
+        try a.cli.run("balance", "earn", "5")
+        #expect(bus.calls("CloseNotification", atLeast: 1, timeout: 5).count >= 1, "\(a.log)")
+    }
+
     /// The countdown says what is left: refreshed when minutes are earned, not only when they are spent, and
     /// taken down when the day ends (the next day's first spend posts the next one).
     @Test func theCountdownFollowsEarningsAndEndsWithTheDay() throws {

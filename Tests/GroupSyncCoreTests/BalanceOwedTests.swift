@@ -26,7 +26,7 @@ import Testing
         let a = device()
         use(a, armedAt: noon)
         let summary = a.summary(at: noon + 30 * minute)
-        #expect(summary.owedMs == 15 * minute && summary.remainingMs == 0 && summary.timeUp)
+        #expect(summary.owedMs == 15 * minute && summary.remainingMs == 0 && summary.timeUp && summary.shortfallMs == 15 * minute)
         a.act(at: noon + 31 * minute) { $0.earn(20 * minute, reason: "push-ups") }
         #expect(a.summary(at: noon + 31 * minute).remainingMs == 5 * minute, "the earning pays the 15 owed first")
         a.act(at: noon + 32 * minute) { $0.settleUsage() }
@@ -50,6 +50,7 @@ import Testing
         let paid = a.summary(at: noon + 32 * minute)
         #expect(paid.timeUp && paid.lastSpendMillis > credited.lastSpendMillis, "\(credited)\n\(paid)")
         #expect(paid.creditedMs == credited.creditedMs, "\(credited.creditedMs) then \(paid.creditedMs)")
+        #expect(credited.shortfallMs == 10 * minute && paid.shortfallMs == 10 * minute, "the 5 earned went to the debt")
         a.act(at: noon + 43 * minute) { $0.earn(20 * minute, reason: "push-ups") }
         let earned = a.summary(at: noon + 44 * minute)
         #expect(!earned.timeUp && earned.creditedMs == paid.creditedMs + 20 * minute)

@@ -32,11 +32,15 @@ public struct BalanceSummary: Equatable, Sendable {
     /// The latest spend (or usage charge) on any device, epoch ms; 0 if none.
     public var lastSpendMillis: Int64
     /// Everything credited so far: every day's allowance and extensions (today's as drawn now) and every
-    /// minute ever earned. A "time's up" episode lasts until a credit comes, so a device posts it again only
-    /// once this has grown: not for the spends that follow (owed usage paid bit by bit, a device spending
-    /// rights it still held), nor at a midnight that credits nothing. Spends used to name episodes, and
-    /// every later spend posted it again (found by review).
+    /// minute ever earned. A "time's up" episode lasts until a credit brings time back, so a device posts it
+    /// again only once this has grown by more than the shortfall it saw: not for the spends that follow
+    /// (owed usage paid bit by bit, a device spending rights it still held), not for an earning that only
+    /// pays a debt, nor at a midnight that credits nothing. Spends used to name episodes, and every later
+    /// spend posted it again (found by review).
     public var creditedMs: Int64
+    /// How far what is owed exceeds what the devices hold: a credit smaller than this goes to the debt, and
+    /// time stays up (`TimesUpNotifications` posts no new episode for it).
+    public var shortfallMs: Int64
     /// No device has founded the balance yet, so there is no allowance and no extension: the device that
     /// should found it waits until it has synced once with every device it is paired with (`Membership`), so
     /// that two devices never both found it. A paired device that never connects holds it up until unpaired.
@@ -76,7 +80,9 @@ public struct BalanceSummary: Equatable, Sendable {
         let earnedAvailable = devices.saturatingSum { max(0, ledger.earnedHeldMs(of: $0, today: today)) }
         owedMs = owedToday.saturatingAdding(min(owedEarlier, earnedAvailable))
         strandedMs = devices.filter(ledger.isRetired).saturatingSum { ledger.heldMs(of: $0, today: today) }
-        remainingMs = max(strandedMs, devices.saturatingSum { ledger.heldMs(of: $0, today: today) }.saturatingSubtracting(owedMs))
+        let heldMs = devices.saturatingSum { ledger.heldMs(of: $0, today: today) }
+        remainingMs = max(strandedMs, heldMs.saturatingSubtracting(owedMs))
+        shortfallMs = max(0, owedMs.saturatingSubtracting(heldMs.saturatingSubtracting(strandedMs)))
         heldHereMs = ledger.heldMs(of: me, today: today)
         extensionSlotsHere = ledger.freeSlots(of: me, today: today)
 

@@ -26,20 +26,27 @@ final class TimesUpNotifications: @unchecked Sendable {
         let postedAtCredit = Self.int(store, "timesUpCreditedMs")
         let postedByOlder = Self.int(store, "timesUpEpisode") != nil
         if summary.timeUp {
-            if postedAtCredit.map({ summary.creditedMs > $0 }) ?? !postedByOlder {
+            // The largest shortfall seen since the post: credits up to it went to the debt, and time never came
+            // back for them.
+            let shortfall = max(Self.int(store, "timesUpShortfallMs") ?? 0, summary.shortfallMs)
+            if postedAtCredit.map({ summary.creditedMs - $0 > shortfall }) ?? !postedByOlder {
                 _ = service.post(Self.request(id: Self.timesUpID, title: "Time's up",
                                               body: "No minutes left. Earn more, or solve a puzzle for an extension.",
                                               level: .timeSensitive))
                 Self.store(store, "timesUpCreditedMs", summary.creditedMs)
+                Self.store(store, "timesUpShortfallMs", summary.shortfallMs)
                 _ = service.dismiss(id: Self.countdownID)
                 Self.forgetCountdown(store)
                 // "Time's up" told of this spend: the countdown must not post it again later (at midnight, or
                 // after an earning), only the next spend's.
                 Self.store(store, "countdownSpend", summary.lastSpendMillis)
-            } else if postedAtCredit.map({ summary.creditedMs < $0 }) ?? true {
-                // Credits can shrink (a device's undrawn share of a day leaves the sum when the day ends): the
-                // next credit must still count as new.
-                Self.store(store, "timesUpCreditedMs", summary.creditedMs)
+            } else {
+                if postedAtCredit.map({ summary.creditedMs < $0 }) ?? true {
+                    // Credits can shrink (a device's undrawn share of a day leaves the sum when the day ends): the
+                    // next credit must still count as new.
+                    Self.store(store, "timesUpCreditedMs", summary.creditedMs)
+                }
+                if shortfall != Self.int(store, "timesUpShortfallMs") { Self.store(store, "timesUpShortfallMs", shortfall) }
             }
             if postedByOlder { _ = try? store.delete(suite: Self.stateSuite, key: "timesUpEpisode") }
             return summary.dayEndMillis
@@ -47,7 +54,7 @@ final class TimesUpNotifications: @unchecked Sendable {
         if postedAtCredit != nil || postedByOlder {
             // Minutes were earned or an extension granted: the episode is over everywhere.
             _ = service.dismiss(id: Self.timesUpID)
-            for key in ["timesUpCreditedMs", "timesUpEpisode"] { _ = try? store.delete(suite: Self.stateSuite, key: key) }
+            for key in ["timesUpCreditedMs", "timesUpShortfallMs", "timesUpEpisode"] { _ = try? store.delete(suite: Self.stateSuite, key: key) }
         }
         // The passive countdown follows usage: updated in place (same ID) whenever a spend moved the balance,
         // and, while it is shown, whenever what is left changed otherwise (an earning, the next day).

@@ -212,6 +212,32 @@ import Testing
         settle(devices, at: noon)
         for d in devices { #expect(d.summary(at: noon).spentTodayMs == 6 * minute) }
     }
+
+    /// Found by the soak review: the owner was the smallest device with any charge record, even an empty one
+    /// (a duplicate report that charged nothing). It cannot give back, the others never lower, so usage
+    /// charged on both sides of a partition by two other devices stayed charged twice for good.
+    @Test func anEmptyChargeDoesNotMakeItsDeviceTheOwnerThatMustGiveBack() {
+        let devices = pairedDevices(3)
+        devices[0].setPolicy(BalancePolicy.Key.dailyBase, .double(60), at: noon - 2 * day)
+        syncAll(devices, at: noon - day)
+        for d in devices { d.act(at: noon - day) { $0.register() } }
+        settle(devices, at: noon - day)
+        _ = record(devices[1], "used-1", at: armed + minute + 1_000)
+        settle(devices, at: armed + minute + 2_000)
+        let duplicate = record(devices[0], "used-1", at: armed + minute + 3_000)
+        #expect(duplicate.duplicate && duplicate.chargedMs == 0)
+        settle(devices, at: armed + minute + 4_000)
+        // Apart: device 2 alone, devices 1 and 3 together; devices 2 and 3 both hear used-8.
+        _ = record(devices[1], "used-8", at: armed + 8 * minute + 1_000)
+        _ = record(devices[2], "used-8", at: armed + 8 * minute + 1_000)
+        sync(devices[0], devices[2], at: armed + 8 * minute + 2_000)
+        settle(devices, at: noon)
+        for d in devices {
+            let s = d.summary(at: noon)
+            #expect(s.spentTodayMs == 8 * minute, "paid once: \(s.spentTodayMs / 1000) s")
+            #expect(s.remainingMs == 52 * minute)
+        }
+    }
 }
 
 @Suite struct MinutesTextTests {

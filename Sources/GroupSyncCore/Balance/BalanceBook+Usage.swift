@@ -2,11 +2,13 @@
 /// paid for once, out of the rights of the devices that recorded it.
 ///
 /// Who pays: every device that records an event of a monitor keeps a charge for it, filed under the
-/// monitor's day. The *owner* (the smallest such device ID) tops the total up to the usage, or lowers
-/// its own charge when others already paid; the others only ever add what nobody has paid for yet, and
-/// never keep more than the usage. So the same event reported twice, or by two devices on both sides of
-/// a partition, is paid once when they meet (with two devices exactly; with three or more reporting the
-/// same monitor in overlapping partitions, an excess stays charged, never a shortfall).
+/// monitor's day. The *owner* tops the total up to the usage, or lowers its own charge when others already
+/// paid; the others only ever add what nobody has paid for yet, and never keep more than the usage. The
+/// owner is the smallest device ID among those whose charge holds something (among all of them while none
+/// does): a device whose charge is empty cannot give anything back, and as owner it left two charges made on
+/// both sides of a partition standing, one of them an excess for good (found by review). So the same event
+/// reported twice, or by devices on both sides of a partition, is paid once when they meet (with three or
+/// more reporting the same monitor in overlapping partitions, an excess can stay charged, never a shortfall).
 public struct UsageRecordOutcome: Equatable, Sendable {
     public var monitor: MonitorID
     public var event: String
@@ -70,9 +72,11 @@ extension BalanceBook {
         guard var mine = ledger.charges[me]?[monitor] else { return }
         let usage = usageVerdict(monitor).usedMs
         let payers = ledger.charges.filter { $0.value[monitor] != nil }.map(\.key)
+        let holding = payers.filter { (ledger.charges[$0]?[monitor]?.ms ?? 0) > 0 }
+        let owner = (holding.isEmpty ? payers : holding).min()
         let others = ledger.charges.filter { $0.key != me }.saturatingSum { $0.value[monitor]?.ms ?? 0 }
         let unpaid = usage.saturatingSubtracting(others)
-        let target = payers.min() == me ? max(0, unpaid) : min(usage, max(mine.ms, unpaid))
+        let target = owner == me ? max(0, unpaid) : min(usage, max(mine.ms, unpaid))
         guard target != mine.ms else { return }
         if target < mine.ms {
             // Less usage to pay for: give back from the latest day first. Giving back is always safe.

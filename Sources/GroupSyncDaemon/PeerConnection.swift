@@ -157,7 +157,7 @@ final class PeerConnection: @unchecked Sendable {
                 driveSession { session, now in session.tick(at: now) }
                 continue
             } catch {
-                // The transport's error already says "connection lost: …".
+                // The transport's error says what happened ("connection lost: …" when the peer or the network dropped it).
                 driveSession { session, _ in session.connectionLost("\(error)") }
                 return
             }

@@ -213,6 +213,28 @@ import Testing
         for d in devices { #expect(d.summary(at: noon).spentTodayMs == 6 * minute) }
     }
 
+    /// Found by review: a store moved aside kept being the owner of the charges it made, though it never
+    /// settles again, so the same event paid by another device stayed paid twice.
+    @Test func aStoreMovedAsideIsNotTheOwnerThatMustGiveBack() {
+        let devices = pairedDevices(2)
+        let (first, second) = (devices[0], devices[1])
+        first.setPolicy(BalancePolicy.Key.dailyBase, .double(60), at: noon - 2 * day)
+        syncAll(devices, at: noon - day)
+        for d in devices { d.act(at: noon - day) { $0.register() } }
+        settle(devices, at: noon - day)
+        // Apart, both hear used-2; the second learns of the first's charge, then the first's store is lost.
+        for d in devices { _ = record(d, "used-2", at: armed + 2 * minute + 1_000) }
+        let moved = first.store.entries
+        _ = second.store.apply(moved, physicalMillis: armed + 2 * minute + 2_000)
+        first.moveStoreAside(newStoreID: "store-1b", group: devices)
+        first.act(at: armed + 2 * minute + 3_000) { $0.register() }
+        settle(devices, at: noon)
+        for d in devices {
+            let s = d.summary(at: noon)
+            #expect(s.spentTodayMs == 2 * minute, "paid once: \(s.spentTodayMs / 1000) s")
+        }
+    }
+
     /// Found by the soak review: the owner was the smallest device with any charge record, even an empty one
     /// (a duplicate report that charged nothing). It cannot give back, the others never lower, so usage
     /// charged on both sides of a partition by two other devices stayed charged twice for good.

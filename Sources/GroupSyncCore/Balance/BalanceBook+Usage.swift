@@ -5,8 +5,8 @@
 /// monitor's day. The *owner* tops the total up to the usage, or lowers its own charge when others already
 /// paid; the others only ever add what nobody has paid for yet, and never keep more than the usage. The
 /// owner is the smallest device ID among those whose charge holds something (among all of them while none
-/// does): a device whose charge is empty cannot give anything back, and as owner it left two charges made on
-/// both sides of a partition standing, one of them an excess for good (found by review). So the same event
+/// does), and never a store moved aside: neither can give anything back, and as owner either left two
+/// charges made on both sides of a partition standing, one of them an excess for good (found by review). So the same event
 /// reported twice, or by devices on both sides of a partition, is paid once when they meet (with three or
 /// more reporting the same monitor in overlapping partitions, an excess can stay charged, never a shortfall).
 public struct UsageRecordOutcome: Equatable, Sendable {
@@ -71,7 +71,8 @@ extension BalanceBook {
     mutating func settleCharge(_ monitor: MonitorID) {
         guard var mine = ledger.charges[me]?[monitor] else { return }
         let usage = usageVerdict(monitor).usedMs
-        let payers = ledger.charges.filter { $0.value[monitor] != nil }.map(\.key)
+        // A store moved aside never settles again: it cannot be the owner, though what it paid still counts.
+        let payers = ledger.charges.filter { $0.value[monitor] != nil && !ledger.isRetired($0.key) }.map(\.key)
         let holding = payers.filter { (ledger.charges[$0]?[monitor]?.ms ?? 0) > 0 }
         let owner = (holding.isEmpty ? payers : holding).min()
         let others = ledger.charges.filter { $0.key != me }.saturatingSum { $0.value[monitor]?.ms ?? 0 }

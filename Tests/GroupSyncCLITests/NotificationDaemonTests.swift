@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import GroupSyncCore
+import GroupSyncStore
 
 /// `groupsync notify` through real daemons, each on its own private session bus with a recording server.
 @Suite(.serialized, .enabled(if: TestSessionBus.available, "needs dbus-daemon (apt: dbus) and /usr/bin/python3 with python3-dbus and python3-gi"))
@@ -48,6 +49,30 @@ struct NotificationDaemonTests {
 
     /// A notification server that refuses a post: `notify post` says so and exits 3 (the environment failed),
     /// so that a script can tell it from a notification shown; the JSON answer is printed all the same.
+    /// An all-scope post replaces this device's own local post of the ID for good: after it is dismissed, a
+    /// later post from a device whose clock is 90 s behind is shown, not the old local one again (found by
+    /// review: the replaced, dismissed local post came back each time such a device posted the ID).
+    @Test func aLocalPostReplacedByAnAllScopePostDoesNotComeBack() throws {
+        let folder = TemporaryFolder()
+        let (bus, a) = try deviceOnItsOwnBus(in: folder)
+        let other = try TestDevice("other", in: folder)
+        try a.cli.run("notify", "post", "--id", "x", "--title", "A, local", "--min-interval", "0")
+        try a.cli.run("notify", "post", "--id", "x", "--title", "B, everywhere", "--scope", "all", "--min-interval", "0")
+        #expect(try a.cli.run("get", "groupsync.local.notifications", "x").status == 1, "the local post is replaced")
+        #expect(try a.cli.run("notify", "dismiss", "--id", "x").status == 0)
+        #expect(bus.calls("CloseNotification", atLeast: 1, timeout: 3).count == 1)
+        // The other device's post, as replication brings it: the next generation, stamped by a clock 90 s behind.
+        let otherID = try DeviceID(parsing: other.id)
+        let store = try Store(path: a.cli.home + "/store.db", device: otherID)
+        let behind = Int64(Date().timeIntervalSince1970 * 1000) - 90_000
+        let record = NotificationRecord(id: "x", content: NotificationContent(title: "C, from the other device"), scope: .all, ttlSeconds: 3600,
+                                        stamp: NotificationStamp(generation: 3, postedAtMillis: behind, origin: otherID))
+        try store.set(record.value, suite: NotificationSuites.sharedRecords, key: "x")
+        try a.cli.run("set", "s", "signal", "the daemon reads what changed")
+        let summaries = bus.calls("Notify", atLeast: 3, timeout: 3).compactMap { $0["summary"] }
+        #expect(summaries == [.string("A, local"), .string("B, everywhere"), .string("C, from the other device")], "\(summaries)\n\(a.log)")
+    }
+
     @Test func aPostTheServerRefusedExitsThree() throws {
         let folder = TemporaryFolder()
         let bus = try TestSessionBus(log: folder.path + "/calls.jsonl")

@@ -57,6 +57,18 @@ import Testing
         #expect(Self.plan(second, Self.shown(first).closed()) == NotificationPlan(.show(second.content, replacing: nil), .firstShow))
     }
 
+    /// Of one device's two posts of an ID (one per scope), the later by generation is the current one, though
+    /// its clock stepped back between them (found by review: the newer was answered "already shown" and never
+    /// shown). Between devices the clock still decides.
+    @Test func aDevicesNewerPostIsCurrentThoughItsClockSteppedBack() {
+        let local = Self.record(1, at: Self.now, by: Self.me, scope: .local, title: "first")
+        let shared = Self.record(2, at: Self.now - 30_000, by: Self.me, scope: .all, title: "second")
+        #expect(NotificationRecord.current([local, shared]) == shared)
+        #expect(NotificationRecord.current([shared, local]) == shared)
+        let theirs = Self.record(5, at: Self.now - 30_000, by: Self.peer, scope: .all, title: "theirs")
+        #expect(NotificationRecord.current([local, theirs]) == local, "another device's post: by time")
+    }
+
     @Test func concurrentPostsOfOneGenerationAreDifferentPosts() {
         // Two offline devices both posted generation 2; the one replication kept differs from the one shown here.
         let mine = Self.record(2, by: Self.me, title: "mine"), theirs = Self.record(2, by: Self.peer, title: "theirs")

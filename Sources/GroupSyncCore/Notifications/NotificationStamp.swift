@@ -17,9 +17,13 @@ public struct NotificationStamp: Hashable, Comparable, Sendable {
         self.origin = origin
     }
 
-    /// Later post first by time: devices count generations independently (a local-scope post on one device
-    /// and an all-scope post from another), so only the clock says which came last.
+    /// Later post first: by time between devices, which count generations independently (a local-scope post
+    /// on one device and an all-scope post from another), so only the clock says which came last; by
+    /// generation between two posts of one device, which counts them in order, so that its clock stepping back
+    /// between them does not make the newer lose (found by review). An ID has at most two records (one per
+    /// scope), so the order only ever picks between two.
     public static func < (lhs: NotificationStamp, rhs: NotificationStamp) -> Bool {
+        if lhs.origin == rhs.origin, lhs.generation != rhs.generation { return lhs.generation < rhs.generation }
         if lhs.postedAtMillis != rhs.postedAtMillis { return lhs.postedAtMillis < rhs.postedAtMillis }
         if lhs.generation != rhs.generation { return lhs.generation < rhs.generation }
         return lhs.origin < rhs.origin

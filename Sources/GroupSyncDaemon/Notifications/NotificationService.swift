@@ -118,6 +118,12 @@ final class NotificationService: @unchecked Sendable {
                 return .done(id: request.id, result: .suppressed, retryInSeconds: Double(until - now) / 1000)
             case .accepted(let record):
                 try store.set(record.value, suite: record.suite, key: record.id)
+                if record.scope == .all {
+                    // It replaces this device's own local post of the ID, which must not come back when a device
+                    // whose clock is behind posts the ID later (found by review: a replaced and dismissed local
+                    // post was shown again). A local post leaves the shared record alone: peers still show it.
+                    _ = try store.delete(suite: NotificationScope.local.recordSuite, key: record.id)
+                }
                 return answer(for: present(request.id), id: request.id)
             }
         } catch {

@@ -192,12 +192,18 @@ import Testing
         #expect(device.summary(at: noon).remainingMs == 4 * minute)
     }
 
-    @Test func theSameMonitorReportedByTwoPartitionedDevicesIsPaidOnce() {
-        let devices = pairedDevices(2)
+    /// `count` paired devices sharing a 60-minute day, registered and settled the day before.
+    func group(of count: UInt8) -> [BalanceDevice] {
+        let devices = pairedDevices(count)
         devices[0].setPolicy(BalancePolicy.Key.dailyBase, .double(60), at: noon - 2 * day)
         syncAll(devices, at: noon - day)
         for d in devices { d.act(at: noon - day) { $0.register() } }
         settle(devices, at: noon - day)
+        return devices
+    }
+
+    @Test func theSameMonitorReportedByTwoPartitionedDevicesIsPaidOnce() {
+        let devices = group(of: 2)
         // Both devices hear every threshold while cut off from each other.
         for d in devices { for quarter in 1...20 { _ = record(d, "used-\(Double(quarter) / 4)", at: armed + Int64(quarter) * 15_000 + 100) } }
         #expect(devices[0].summary(at: noon).remainingMs == 55 * minute, "each side alone counts 5 minutes once")
@@ -239,11 +245,7 @@ import Testing
     /// (a duplicate report that charged nothing). It cannot give back, the others never lower, so usage
     /// charged on both sides of a partition by two other devices stayed charged twice for good.
     @Test func anEmptyChargeDoesNotMakeItsDeviceTheOwnerThatMustGiveBack() {
-        let devices = pairedDevices(3)
-        devices[0].setPolicy(BalancePolicy.Key.dailyBase, .double(60), at: noon - 2 * day)
-        syncAll(devices, at: noon - day)
-        for d in devices { d.act(at: noon - day) { $0.register() } }
-        settle(devices, at: noon - day)
+        let devices = group(of: 3)
         _ = record(devices[1], "used-1", at: armed + minute + 1_000)
         settle(devices, at: armed + minute + 2_000)
         let duplicate = record(devices[0], "used-1", at: armed + minute + 3_000)

@@ -109,6 +109,31 @@ struct ActionNotificationDaemonTests {
         #expect(bus.calls("CloseNotification", timeout: 0).isEmpty)
     }
 
+    /// A removal an app wrote under GroupSync's own "time's up" ID does not take it down (found by review:
+    /// `notify dismiss` refused it, a request left for `fire` did not).
+    @Test func anAppsRemovalCannotTakeDownTimesUp() throws {
+        let folder = TemporaryFolder()
+        let bus = try TestSessionBus(log: folder.path + "/calls.jsonl")
+        try bus.startServer()
+        let a = try TestDevice("a", in: folder)
+        try a.start(environment: bus.environment)
+        try a.cli.run("balance", "earn", "1")
+        #expect(try a.cli.run("balance", "spend", "1").status == 0)
+        #expect(bus.calls("Notify", atLeast: 1, timeout: 3).contains { $0["summary"] == .string("Time's up") })
+        // A request the app wrote itself (`fire` refuses to make one under this ID), taken back by its removal.
+        try a.cli.run("set", suite, "groupsync.notification.groupsync.timesUp", "--json",
+                      #"{"title":"app","status":"shown","device":"\#(a.id)"}"#)
+        try a.cli.run("set", suite, "actions_for_focus_intervalDidStart", "--json", #"[{"type":"removeAllDeliveredNotifications"}]"#)
+        _ = try a.cli.run("fire", "--suite", suite, "--activity", "focus", "--callback", "intervalDidStart")
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(bus.calls("CloseNotification", timeout: 0).isEmpty, "\(a.log)")
+        if case .string(let status)? = try request(a, "groupsync.timesUp")["status"] {
+            #expect(status.hasPrefix("failed:"), "\(status)")
+        } else {
+            Issue.record("no status: \(a.log)")
+        }
+    }
+
     /// Two identifiers that read the same ("café" composed, then decomposed) are two keys to the store and one
     /// to Swift: answering `fire` with both used to stop the daemon.
     @Test func twoIdentifiersThatReadTheSameDoNotStopTheDaemon() throws {

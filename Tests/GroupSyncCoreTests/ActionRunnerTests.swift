@@ -158,6 +158,15 @@ import Testing
         #expect(plan(after).actionCount == 0)
     }
 
+    /// GroupSync's own notification IDs are not an app's: a request under one is refused, so no later removal
+    /// of the app's can take "time's up" down (found by review).
+    @Test func aRequestUnderGroupSyncsOwnIDIsInvalid() {
+        let result = plan([end.actionsKey: .array([.dictionary(["type": .string("sendNotification"),
+                                                                "payload": .dictionary(["identifier": .string("groupsync.timesUp"), "title": .string("app")])])])])
+        #expect(result.reports.first?.outcome == .invalid, "\(result.reports)")
+        #expect(result.changes[AppGroupState.notificationKey("groupsync.timesUp")] == nil && result.notifications.isEmpty)
+    }
+
     /// Request keys are matched as bytes, as the store keeps them: as characters, "…notification." and a
     /// combining mark after it are one character, and a request whose identifier starts with one was never
     /// taken back or dismissed.

@@ -121,6 +121,11 @@ private struct Execution {
             guard !identifier.isEmpty, identifier.utf8.count <= 200, !identifier.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
                 return (.invalid, "the notification identifier must be 1 to 200 bytes without control characters")
             }
+            // GroupSync's own ("time's up", the countdown): a request under one would later let the app's
+            // removals take them down (found by review).
+            guard !EntryName.starts(identifier, with: NotificationRequest.reservedPrefix) else {
+                return (.invalid, "the notification identifier begins with '\(NotificationRequest.reservedPrefix)', which GroupSync keeps for its own notifications")
+            }
             request["identifier"] = .string(identifier)
             request["requestedAt"] = .double(now)
             request["triggeredBy"] = .string(triggeredBy)

@@ -9,6 +9,15 @@ import GroupSyncCore
 struct ActionNotificationDaemonTests {
     let suite = "group.honorfit"
 
+    /// Device "a" with its daemon running on a private session bus that has the recording server.
+    private func runningOnItsOwnBus(in folder: TemporaryFolder) throws -> (TestSessionBus, TestDevice) {
+        let bus = try TestSessionBus(log: folder.path + "/calls.jsonl")
+        try bus.startServer()
+        let a = try TestDevice("a", in: folder)
+        try a.start(environment: bus.environment)
+        return (bus, a)
+    }
+
     private func request(_ device: TestDevice, _ identifier: String) throws -> [String: Value] {
         let text = try device.cli.run("get", suite, "groupsync.notification." + identifier).stdout
         guard case .dictionary(let fields) = try JSONParser.parse(text.trimmingCharacters(in: .whitespacesAndNewlines)) else { return [:] }
@@ -53,10 +62,7 @@ struct ActionNotificationDaemonTests {
 
     @Test func removeAllDeliveredNotificationsDismissesWhatTheActionsShowed() throws {
         let folder = TemporaryFolder()
-        let bus = try TestSessionBus(log: folder.path + "/calls.jsonl")
-        try bus.startServer()
-        let a = try TestDevice("a", in: folder)
-        try a.start(environment: bus.environment)
+        let (bus, a) = try runningOnItsOwnBus(in: folder)
         try a.cli.run("set", suite, "actions_for_focus_intervalDidStart", "--json",
                       #"[{"type":"sendNotification","payload":{"identifier":"focus-start","title":"Focus started"}}]"#)
         try a.cli.run("set", suite, "actions_for_focus_intervalDidEnd", "--json", #"[{"type":"removeAllDeliveredNotifications"}]"#)
@@ -113,13 +119,9 @@ struct ActionNotificationDaemonTests {
     /// `notify dismiss` refused it, a request left for `fire` did not).
     @Test func anAppsRemovalCannotTakeDownTimesUp() throws {
         let folder = TemporaryFolder()
-        let bus = try TestSessionBus(log: folder.path + "/calls.jsonl")
-        try bus.startServer()
-        let a = try TestDevice("a", in: folder)
-        try a.start(environment: bus.environment)
-        try a.cli.run("balance", "earn", "1")
-        #expect(try a.cli.run("balance", "spend", "1").status == 0)
-        #expect(bus.calls("Notify", atLeast: 1, timeout: 3).contains { $0["summary"] == .string("Time's up") })
+        let (bus, a) = try runningOnItsOwnBus(in: folder)
+        try a.runOutOfTime()
+        #expect(bus.timesUpPosts(atLeast: 1, timeout: 3).count == 1)
         // A request the app wrote itself (`fire` refuses to make one under this ID), taken back by its removal.
         try a.cli.run("set", suite, "groupsync.notification.groupsync.timesUp", "--json",
                       #"{"title":"app","status":"shown","device":"\#(a.id)"}"#)
@@ -138,10 +140,7 @@ struct ActionNotificationDaemonTests {
     /// to Swift: answering `fire` with both used to stop the daemon.
     @Test func twoIdentifiersThatReadTheSameDoNotStopTheDaemon() throws {
         let folder = TemporaryFolder()
-        let bus = try TestSessionBus(log: folder.path + "/calls.jsonl")
-        try bus.startServer()
-        let a = try TestDevice("a", in: folder)
-        try a.start(environment: bus.environment)
+        let (bus, a) = try runningOnItsOwnBus(in: folder)
         for (identifier, title) in [("caf\u{E9}", "composed"), ("cafe\u{301}", "decomposed")] {
             try a.cli.run("set", suite, "actions_for_focus_intervalDidStart", "--json",
                           #"[{"type":"sendNotification","payload":{"identifier":"\#(identifier)","title":"\#(title)"}}]"#)

@@ -203,15 +203,11 @@ struct NotificationDaemonTests {
         let folder = TemporaryFolder()
         let (bus, a) = try deviceOnItsOwnBus(in: folder)
         #expect(try a.cli.run("balance", "policy", "--timezone", Self.zoneWhoseDayEnds(inSeconds: 4)).status == 0)
-        try a.cli.run("balance", "earn", "1")
-        #expect(try a.cli.run("balance", "spend", "1").status == 0)
-        func timesUp(atLeast count: Int, timeout: TimeInterval) -> [[String: Value]] {
-            bus.calls("Notify", atLeast: count, timeout: timeout).filter { $0["summary"] == .string("Time's up") }
-        }
-        #expect(timesUp(atLeast: 1, timeout: 3).count == 1, "\(bus.calls("Notify", timeout: 0))")
+        try a.runOutOfTime()
+        #expect(bus.timesUpPosts(atLeast: 1, timeout: 3).count == 1, "\(bus.calls("Notify", timeout: 0))")
         Thread.sleep(forTimeInterval: 6)  // past the end of the day, when the daemon looks again
         #expect(try a.cli.run("balance", "--json").stdout.contains(#""timeUp":true"#))
-        #expect(timesUp(atLeast: 1, timeout: 0).count == 1, "\(bus.calls("Notify", timeout: 0))\n\(a.log)")
+        #expect(bus.timesUpPosts(atLeast: 1, timeout: 0).count == 1, "\(bus.calls("Notify", timeout: 0))\n\(a.log)")
         #expect(bus.calls("CloseNotification", timeout: 0).isEmpty)
     }
 
@@ -220,12 +216,8 @@ struct NotificationDaemonTests {
     @Test func anEarningThatOnlyPaysADebtDoesNotPostTimesUpAgain() throws {
         let folder = TemporaryFolder()
         let (bus, a) = try deviceOnItsOwnBus(in: folder)
-        try a.cli.run("balance", "earn", "1")
-        #expect(try a.cli.run("balance", "spend", "1").status == 0)
-        func timesUp(atLeast count: Int, timeout: TimeInterval) -> [[String: Value]] {
-            bus.calls("Notify", atLeast: count, timeout: timeout).filter { $0["summary"] == .string("Time's up") }
-        }
-        #expect(timesUp(atLeast: 1, timeout: 3).count == 1, "\(bus.calls("Notify", timeout: 0))")
+        try a.runOutOfTime()
+        #expect(bus.timesUpPosts(atLeast: 1, timeout: 3).count == 1, "\(bus.calls("Notify", timeout: 0))")
         // Three minutes used with nothing left to pay them: owed.
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let used = try a.cli.run("usage", "record", "--activity", "scroll", "--event", "used-3", "--armed-at", "\(now - 4 * 60_000)")
@@ -234,7 +226,7 @@ struct NotificationDaemonTests {
         Thread.sleep(forTimeInterval: 1.5)
         let owing = try a.cli.run("balance", "--json").stdout
         #expect(owing.contains(#""timeUp":true"#) && owing.contains(#""owedMinutes":2"#), "\(owing)")
-        #expect(timesUp(atLeast: 1, timeout: 0).count == 1, "\(bus.calls("Notify", timeout: 0))\n\(a.log)")
+        #expect(bus.timesUpPosts(atLeast: 1, timeout: 0).count == 1, "\(bus.calls("Notify", timeout: 0))\n\(a.log)")
         #expect(bus.calls("CloseNotification", timeout: 0).isEmpty)
         try a.cli.run("balance", "earn", "5")
         #expect(bus.calls("CloseNotification", atLeast: 1, timeout: 5).count >= 1, "\(a.log)")

@@ -92,3 +92,19 @@ final class TestSessionBus {
         return String(decoding: bytes, as: UTF8.self)
     }
 }
+
+extension TestSessionBus {
+    /// The "Time's up" posts logged so far, once there are at least `count` Notify calls or `timeout` passed.
+    func timesUpPosts(atLeast count: Int, timeout: TimeInterval) -> [[String: Value]] {
+        calls("Notify", atLeast: count, timeout: timeout).filter { $0["summary"] == .string("Time's up") }
+    }
+}
+
+extension TestDevice {
+    /// Earns a minute and spends it: time is up (with no daily allowance).
+    func runOutOfTime() throws {
+        try cli.run("balance", "earn", "1")
+        let spent = try cli.run("balance", "spend", "1")
+        guard spent.status == 0 else { throw FixtureError("spend failed: \(spent.stdout)\(spent.stderr)") }
+    }
+}

@@ -131,14 +131,11 @@ extension BalanceBook {
         let peers = Set(connected.compactMap { ledger.liveAccount(of: $0) }).subtracting([me])
         guard !peers.isEmpty else { return }
         var owedToday: [BalanceAccount: Int64] = [:], owedEarlier: [BalanceAccount: Int64] = [:]
-        let oldest = CivilDate(ordinal: today.ordinal - Self.settlingWindowDays)
-        var monitors = Set<MonitorID>()
-        for byMonitor in ledger.charges.values { for (monitor, charge) in byMonitor where charge.day >= oldest { monitors.insert(monitor) } }
-        for monitor in monitors.sorted() {
-            let payers = ledger.charges.compactMap { account, byMonitor in byMonitor[monitor] != nil && !ledger.isRetired(account) ? account : nil }
+        for monitor in ledger.settlingMonitors(today: today).sorted() {
+            let payers = ledger.payers(of: monitor)
             // A monitor this device keeps a charge for, it pays itself (`settleUsage`).
             guard !payers.contains(me), let debtor = payers.filter(peers.contains).min() else { continue }
-            let unpaid = uncoveredMs(monitor)
+            let unpaid = ledger.unpaidMs(monitor)
             guard unpaid > 0, let day = ledger.charges[debtor]?[monitor]?.day else { continue }
             if day >= today { owedToday[debtor, default: 0] = owedToday[debtor, default: 0].saturatingAdding(unpaid) }
             else { owedEarlier[debtor, default: 0] = owedEarlier[debtor, default: 0].saturatingAdding(unpaid) }

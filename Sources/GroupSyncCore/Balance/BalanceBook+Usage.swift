@@ -6,9 +6,10 @@
 /// paid; the others only ever add what nobody has paid for yet, and never keep more than the usage. The
 /// owner is the smallest device ID among those whose charge holds something (among all of them while none
 /// does), and never a store moved aside: neither can give anything back, and as owner either left two
-/// charges made on both sides of a partition standing, one of them an excess for good (found by review). So the same event
-/// reported twice, or by devices on both sides of a partition, is paid once when they meet (with three or
-/// more reporting the same monitor in overlapping partitions, an excess can stay charged, never a shortfall).
+/// charges made on both sides of a partition standing, one of them an excess for good (found by review).
+/// So the same event reported twice, or by devices on both sides of a partition, is paid once when they
+/// meet (with three or more reporting the same monitor in overlapping partitions, an excess can stay
+/// charged, never a shortfall).
 public struct UsageRecordOutcome: Equatable, Sendable {
     public var monitor: MonitorID
     public var event: String
@@ -44,15 +45,10 @@ extension BalanceBook {
                                   verdict: verdict, chargedMs: after.saturatingSubtracting(before), uncoveredMs: uncoveredMs(monitor))
     }
 
-    public func usageVerdict(_ monitor: MonitorID) -> UsageVerdict {
-        UsageVerdict(events: Array((ledger.fired[monitor] ?? [:]).values), armedAt: monitor.armedAt)
-    }
+    public func usageVerdict(_ monitor: MonitorID) -> UsageVerdict { ledger.usageVerdict(monitor) }
 
     /// Genuine usage of `monitor` that no device has paid for (as this device sees it).
-    public func uncoveredMs(_ monitor: MonitorID) -> Int64 {
-        let paid = ledger.charges.values.saturatingSum { $0[monitor]?.ms ?? 0 }
-        return max(0, usageVerdict(monitor).usedMs.saturatingSubtracting(paid))
-    }
+    public func uncoveredMs(_ monitor: MonitorID) -> Int64 { ledger.unpaidMs(monitor) }
 
     /// How far back the agent keeps settling charges: a fresh monitor is armed every session, so
     /// settling them all on every change would grow without end; older ones are settled when a device
@@ -72,7 +68,7 @@ extension BalanceBook {
         guard var mine = ledger.charges[me]?[monitor] else { return }
         let usage = usageVerdict(monitor).usedMs
         // A store moved aside never settles again: it cannot be the owner, though what it paid still counts.
-        let payers = ledger.charges.filter { $0.value[monitor] != nil && !ledger.isRetired($0.key) }.map(\.key)
+        let payers = ledger.payers(of: monitor)
         let holding = payers.filter { (ledger.charges[$0]?[monitor]?.ms ?? 0) > 0 }
         let owner = (holding.isEmpty ? payers : holding).min()
         let others = ledger.charges.filter { $0.key != me }.saturatingSum { $0.value[monitor]?.ms ?? 0 }

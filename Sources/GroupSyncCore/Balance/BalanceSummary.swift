@@ -60,9 +60,6 @@ public struct BalanceSummary: Equatable, Sendable {
         maxExtensions = ledger.policy.maxExtensions
         earnedMs = devices.saturatingSum { max(0, ledger.earnedHeldMs(of: $0, today: today, excludingDay: today)) }
         spentTodayMs = devices.saturatingSum { ledger.spentMs(of: $0, on: today) }
-        let oldest = CivilDate(ordinal: today.ordinal - BalanceBook.settlingWindowDays)
-        var settling = Set<MonitorID>()
-        for byMonitor in ledger.charges.values { for (monitor, charge) in byMonitor where charge.day >= oldest { settling.insert(monitor) } }
         // What the agent will pay (`BalanceBook.settleCharge`): usage of today from today's rights; usage of an
         // earlier day only from earned minutes, since that day's allowance has expired and a later day's never
         // pays for it. So an earlier day's unpaid usage is owed only as far as earned minutes can cover it.
@@ -70,11 +67,9 @@ public struct BalanceSummary: Equatable, Sendable {
         // usage under the day it pays it from (`payDay`, never before its account joined): that day says
         // which rights may pay.
         var owedToday: Int64 = 0, owedEarlier: Int64 = 0
-        for monitor in settling {
-            let payDays = ledger.charges.compactMap { account, byMonitor in ledger.isRetired(account) ? nil : byMonitor[monitor]?.day }
-            guard let payDay = payDays.max() else { continue }
-            let verdict = UsageVerdict(events: Array((ledger.fired[monitor] ?? [:]).values), armedAt: monitor.armedAt)
-            let unpaid = max(0, verdict.usedMs.saturatingSubtracting(ledger.charges.values.saturatingSum { $0[monitor]?.ms ?? 0 }))
+        for monitor in ledger.settlingMonitors(today: today) {
+            guard let payDay = ledger.payers(of: monitor).compactMap({ ledger.charges[$0]?[monitor]?.day }).max() else { continue }
+            let unpaid = ledger.unpaidMs(monitor)
             if payDay >= today { owedToday = owedToday.saturatingAdding(unpaid) } else { owedEarlier = owedEarlier.saturatingAdding(unpaid) }
         }
         let earnedAvailable = devices.saturatingSum { max(0, ledger.earnedHeldMs(of: $0, today: today)) }

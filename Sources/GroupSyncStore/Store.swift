@@ -399,7 +399,7 @@ public final class Store: ReplicaStore {
             while try statement.step() {
                 let key = statement.string(2)
                 // As bytes, as the hop below compares them (a prefix then a combining mark is one character).
-                if prefixes.contains(where: { key.utf8.starts(with: $0.utf8) }) { found.append((statement.int64(0), statement.string(1), key)) }
+                if prefixes.contains(where: { EntryName.starts(key, with: $0) }) { found.append((statement.int64(0), statement.string(1), key)) }
             }
         } else {
             // CROSS JOIN and the unary plus keep SQLite on this plan: left to itself it reads the sequence index.

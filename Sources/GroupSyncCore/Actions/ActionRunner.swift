@@ -123,7 +123,7 @@ private struct Execution {
             }
             // GroupSync's own ("time's up", the countdown): a request under one would later let the app's
             // removals take them down (found by review).
-            guard !EntryName.starts(identifier, with: NotificationRequest.reservedPrefix) else {
+            guard !NotificationRequest.isReserved(identifier) else {
                 return (.invalid, "the notification identifier begins with '\(NotificationRequest.reservedPrefix)', which GroupSync keeps for its own notifications")
             }
             request["identifier"] = .string(identifier)

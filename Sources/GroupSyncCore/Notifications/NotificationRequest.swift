@@ -45,9 +45,12 @@ public struct NotificationRequest: Hashable, Sendable {
         try validate(id: id, reservedAllowed: false)
     }
 
+    /// Whether `id` is one GroupSync keeps for its own notifications (`reservedPrefix`, compared as bytes).
+    public static func isReserved(_ id: String) -> Bool { EntryName.starts(id, with: reservedPrefix) }
+
     static func validate(id: String, reservedAllowed: Bool) throws(NotificationError) {
         guard !id.isEmpty else { throw .invalidID(id, reason: "is empty") }
-        guard reservedAllowed || !EntryName.starts(id, with: reservedPrefix) else {
+        guard reservedAllowed || !isReserved(id) else {
             throw .invalidID(id, reason: "begins with '\(reservedPrefix)', which GroupSync keeps for its own notifications")
         }
         guard id.utf8.count <= maxIDBytes else { throw .invalidID(id, reason: "is longer than \(maxIDBytes) bytes") }

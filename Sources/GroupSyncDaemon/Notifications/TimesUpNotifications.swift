@@ -28,7 +28,8 @@ final class TimesUpNotifications: @unchecked Sendable {
         if summary.timeUp {
             // The largest shortfall seen since the post: credits up to it went to the debt, and time never came
             // back for them.
-            let shortfall = max(Self.int(store, "timesUpShortfallMs") ?? 0, summary.shortfallMs)
+            let seenShortfall = Self.int(store, "timesUpShortfallMs")
+            let shortfall = max(seenShortfall ?? 0, summary.shortfallMs)
             if postedAtCredit.map({ summary.creditedMs - $0 > shortfall }) ?? !postedByOlder {
                 _ = service.post(Self.request(id: Self.timesUpID, title: "Time's up",
                                               body: "No minutes left. Earn more, or solve a puzzle for an extension.",
@@ -46,7 +47,7 @@ final class TimesUpNotifications: @unchecked Sendable {
                     // next credit must still count as new.
                     Self.store(store, "timesUpCreditedMs", summary.creditedMs)
                 }
-                if shortfall != Self.int(store, "timesUpShortfallMs") { Self.store(store, "timesUpShortfallMs", shortfall) }
+                if shortfall != seenShortfall { Self.store(store, "timesUpShortfallMs", shortfall) }
             }
             if postedByOlder { _ = try? store.delete(suite: Self.stateSuite, key: "timesUpEpisode") }
             return summary.dayEndMillis

@@ -42,17 +42,26 @@ let package = Package(
                           path: "Benchmarks/GroupSyncBench",
                           swiftSettings: [.swiftLanguageMode(.v5)]),
 
+        // Child processes for the tests that run real ones: posix_spawn with close-on-exec pipes, nothing else
+        // inherited, no signal blocked, and a deadline on every wait (Tests/GroupSyncTestSupport/ChildProcess.swift
+        // says why not Foundation's Process). C only for two glibc functions Swift's Glibc module leaves out.
+        .target(name: "CChildSpawn", path: "Tests/CChildSpawn"),
+        .target(name: "GroupSyncTestSupport", dependencies: ["CChildSpawn"], path: "Tests/GroupSyncTestSupport"),
+        .testTarget(name: "GroupSyncTestSupportTests", dependencies: ["GroupSyncTestSupport"]),
+
         .testTarget(name: "GroupSyncCoreTests", dependencies: ["GroupSyncCore"]),
-        .testTarget(name: "GroupSyncStoreTests", dependencies: ["GroupSyncStore", "CSQLite"]),
-        .testTarget(name: "GroupSyncTransportTests", dependencies: ["GroupSyncTransport"]),
+        .testTarget(name: "GroupSyncStoreTests", dependencies: ["GroupSyncStore", "CSQLite", "GroupSyncTestSupport"]),
+        .testTarget(name: "GroupSyncTransportTests", dependencies: ["GroupSyncTransport", "GroupSyncTestSupport"]),
         // The daemon's pure policies, without sockets (the daemon itself is tested as a process, below).
         .testTarget(name: "GroupSyncDaemonTests", dependencies: ["GroupSyncDaemon"]),
         // Drives a LibnotifyNotifier from stdin, so tests can put it on a private session bus of its own.
         .executableTarget(name: "notify-probe", dependencies: ["GroupSyncNotify"], path: "Tests/NotifyProbe"),
         // Needs dbus-run-session and /usr/bin/python3 with python3-dbus and python3-gi; skips without them.
-        .testTarget(name: "GroupSyncNotifyTests", dependencies: ["GroupSyncNotify", "notify-probe"], exclude: ["Fixtures"]),
+        .testTarget(name: "GroupSyncNotifyTests", dependencies: ["GroupSyncNotify", "notify-probe", "GroupSyncTestSupport"],
+                    exclude: ["Fixtures"]),
         // Runs the real `groupsync` binary in temporary homes.
-        .testTarget(name: "GroupSyncCLITests", dependencies: ["groupsync", "GroupSyncCore", "GroupSyncDaemon", "GroupSyncStore", "GroupSyncTransport"]),
+        .testTarget(name: "GroupSyncCLITests", dependencies: ["groupsync", "GroupSyncCore", "GroupSyncDaemon", "GroupSyncStore", "GroupSyncTransport",
+                                                            "GroupSyncTestSupport"]),
     ]
 )
 

@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import GroupSyncCore
+import GroupSyncTestSupport
+import Testing
 
 @Suite struct CommandLineTests {
     let folder = TemporaryFolder()
@@ -34,14 +35,7 @@ import GroupSyncCore
             #expect(mode & 0o077 == 0, "\(file) has mode \(String(mode, radix: 8))")
         }
         // The device ID is the SHA-256 fingerprint of the certificate, as openssl computes it.
-        let openssl = Process()
-        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        openssl.arguments = ["x509", "-in", home + "/cert.pem", "-noout", "-fingerprint", "-sha256"]
-        let pipe = Pipe()
-        openssl.standardOutput = pipe
-        try openssl.run()
-        openssl.waitUntilExit()
-        let hex = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let hex = try ChildProcess.run("/usr/bin/openssl", ["x509", "-in", home + "/cert.pem", "-noout", "-fingerprint", "-sha256"]).output
             .split(separator: "=").last!.split(separator: ":").map { UInt8($0.trimmingCharacters(in: .whitespacesAndNewlines), radix: 16)! }
         #expect(try DeviceID(bytes: hex).description == id)
     }

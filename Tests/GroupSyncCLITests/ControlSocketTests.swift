@@ -1,8 +1,9 @@
 import Foundation
-import Testing
 import GroupSyncCore
 import GroupSyncDaemon
 import GroupSyncStore
+import GroupSyncTestSupport
+import Testing
 
 /// The daemon's local control socket: JSON lines, many requests per connection, writes group-committed.
 @Suite(.serialized) struct ControlSocketTests {
@@ -183,7 +184,7 @@ import GroupSyncStore
         let folder = TemporaryFolder()
         let device = try TestDevice("a", in: folder)
         try device.start()
-        let pid = try #require(device.daemon?.processIdentifier)
+        let pid = try #require(device.daemon?.pid)
         let before = try ProcFS.statusField(pid, "VmRSS:")
         let client = try UnixClient(path: device.cli.home + "/control.sock")
         client.setNonBlocking()
@@ -236,21 +237,17 @@ import GroupSyncStore
         let folder = TemporaryFolder()
         let cli = GroupSyncBinary(home: folder.path + "/home")
         try cli.run("init")
-        let daemon = Process()
-        daemon.executableURL = URL(fileURLWithPath: "/bin/sh")
-        daemon.arguments = ["-c", #"ulimit -n 48 && exec "$0" --home "$1" serve --listen 127.0.0.1:0"#, GroupSyncBinary.path, cli.home]
-        daemon.standardOutput = FileHandle.nullDevice
-        daemon.standardError = FileHandle.nullDevice
-        try daemon.run()
-        defer { daemon.terminate(); daemon.waitUntilExit() }
+        let daemon = try ChildProcess("/bin/sh", ["-c", #"ulimit -n 48 && exec "$0" --home "$1" serve --listen 127.0.0.1:0"#,
+                                                   GroupSyncBinary.path, cli.home])
+        defer { daemon.terminate() }
         let socketPath = cli.home + "/control.sock"
         for _ in 0..<200 where access(socketPath, F_OK) != 0 { usleep(25_000) }
         var held: [UnixClient] = []
         for _ in 0..<80 { if let client = try? UnixClient(path: socketPath) { held.append(client) } }
         usleep(300_000)
-        let busy = try ProcFS.cpuTicks(daemon.processIdentifier)
+        let busy = try ProcFS.cpuTicks(daemon.pid)
         usleep(1_000_000)
-        let ticks = try ProcFS.cpuTicks(daemon.processIdentifier) - busy
+        let ticks = try ProcFS.cpuTicks(daemon.pid) - busy
         #expect(ticks < 20, "the daemon used \(ticks) of 100 CPU ticks in a second with \(held.count) connections held")
         held.removeAll()
         usleep(300_000)

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
 import GroupSyncCore
 import GroupSyncStore
+import GroupSyncTestSupport
+import Testing
 
 /// kill -9 with the real binary: daemons and writers die at random moments during a stream of writes and
 /// during a catch-up. Afterwards no acknowledged write (a `set` that exited 0) is missing, the peers
@@ -145,20 +146,14 @@ final class Writer: @unchecked Sendable {
             while lock.withLock({ running }) {
                 i += 1
                 let key = "\(prefix)\(i)"
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: GroupSyncBinary.path)
-                process.arguments = ["--home", device.cli.home, "set", Self.suite, key, "value \(i)"]
-                process.standardOutput = FileHandle.nullDevice
-                process.standardError = FileHandle.nullDevice
-                guard (try? process.run()) != nil else { continue }
+                guard let process = try? ChildProcess(GroupSyncBinary.path, ["--home", device.cli.home, "set", Self.suite, key, "value \(i)"]) else { continue }
                 if random.chance(0.15) {
                     // Somewhere between start-up and the commit: the write may or may not be there.
                     usleep(UInt32.random(in: 0...15_000, using: &random))
-                    kill(process.processIdentifier, SIGKILL)
+                    process.signal(SIGKILL)
                     lock.withLock { kills += 1 }
                 }
-                process.waitUntilExit()
-                if process.terminationReason == .exit && process.terminationStatus == 0 { lock.withLock { acked.append(key) } }
+                if process.waitForExit(timeout: .seconds(60)) == .exited(0) { lock.withLock { acked.append(key) } }
             }
             done.signal()
         }

@@ -1,5 +1,6 @@
 import Foundation
 import GroupSyncCore
+import GroupSyncTestSupport
 
 /// A device for multi-device tests: its own home, the real `groupsync` binary, and a real daemon process
 /// listening on a free loopback port.
@@ -8,7 +9,7 @@ final class TestDevice {
     let cli: GroupSyncBinary
     let id: String
     let logPath: String
-    private(set) var daemon: Process?
+    private(set) var daemon: ChildProcess?
     var port: UInt16 = 0
     /// Where the daemon listens and peers reach it: loopback, or the device's address in its own network
     /// namespace (`netns`), where the daemon then runs.
@@ -30,24 +31,12 @@ final class TestDevice {
 
     /// Starts `serve`; the first start picks a free port, later starts reuse it so peers can redial.
     func start(environment extra: [String: String] = [:]) throws {
-        let process = Process()
         let serve = ["--home", cli.home, "serve", "--listen", "\(host):\(port)"]
-        if let netns {
-            // `ip netns exec` execs the daemon in place: the process is the daemon, so signals reach it.
-            process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
-            process.arguments = ["netns", "exec", netns, GroupSyncBinary.path] + serve
-        } else {
-            process.executableURL = URL(fileURLWithPath: GroupSyncBinary.path)
-            process.arguments = serve
-        }
-        process.environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }
-        if !FileManager.default.fileExists(atPath: logPath) { _ = FileManager.default.createFile(atPath: logPath, contents: nil) }
-        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-        log.seekToEndOfFile()
-        process.standardError = log
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        daemon = process
+        // `ip netns exec` execs the daemon in place: the process is the daemon, so signals reach it.
+        let (executable, arguments) = netns.map { ("/usr/sbin/ip", ["netns", "exec", $0, GroupSyncBinary.path] + serve) }
+            ?? (GroupSyncBinary.path, serve)
+        daemon = try ChildProcess(executable, arguments, environment: ProcessInfo.processInfo.environment.merging(extra) { $1 },
+                                  stderr: .appendingTo(logPath))
         // The daemon answers on its control socket once it listens; read the bound port from there.
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
@@ -60,14 +49,13 @@ final class TestDevice {
         throw FixtureError("\(name)'s daemon did not come up: \(log)")
     }
 
-    /// Stops the daemon with `signal` and waits for it.
+    /// Stops the daemon with `signal` and waits for it (killing it if it has not ended in 30 s).
     @discardableResult
     func stop(signal: Int32 = SIGTERM) -> Int32? {
-        guard let daemon, daemon.isRunning else { return daemon?.terminationStatus }
-        kill(daemon.processIdentifier, signal)
-        daemon.waitUntilExit()
+        guard let daemon, daemon.isRunning else { return daemon?.ended?.status }
+        daemon.signal(signal)
         self.daemon = nil
-        return daemon.terminationStatus
+        return daemon.waitForExit(timeout: .seconds(30)).status
     }
 
     func pair(with other: TestDevice) throws {
@@ -102,10 +90,8 @@ final class TestDevice {
     var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 }
 
-struct FixtureError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
+/// A fixture that could not be set up: the test harness failed, not the code under test.
+typealias FixtureError = HarnessError
 
 /// Pairs every device with every other one.
 func pairAll(_ devices: [TestDevice]) throws {

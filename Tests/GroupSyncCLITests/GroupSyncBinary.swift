@@ -1,4 +1,5 @@
 import Foundation
+import GroupSyncTestSupport
 
 /// Runs the real `groupsync` executable, built beside the test bundle, in a temporary home.
 struct GroupSyncBinary {
@@ -23,37 +24,17 @@ struct GroupSyncBinary {
 
     /// Runs `executable` (default: groupsync) in this home, e.g. `/usr/bin/env timeout 5 groupsync …`.
     func run(_ arguments: [String], executable: String = Self.path) throws -> Result {
-        let process = makeProcess(arguments, executable: executable)
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        // Read both pipes to the end before waiting, so a chatty child cannot block on a full pipe.
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
+        let run = try ChildProcess.run(executable, arguments, environment: environment, stderr: .pipe)
+        return Result(status: run.status, stdout: run.output, stderr: run.errors)
     }
 
-    private func makeProcess(_ arguments: [String], executable: String = Self.path) -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["GROUPSYNC_HOME"] = home
-        process.environment = environment
-        return process
+    private var environment: [String: String] {
+        ProcessInfo.processInfo.environment.merging(["GROUPSYNC_HOME": home]) { $1 }
     }
 
-    /// Starts a long-running command (watch, serve) and returns the process with its stdout pipe.
-    func start(_ arguments: [String]) throws -> (Process, Pipe) {
-        let process = makeProcess(arguments)
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        return (process, out)
+    /// Starts a long-running command (watch, serve), its stdout a pipe to read.
+    func start(_ arguments: [String]) throws -> ChildProcess {
+        try ChildProcess(Self.path, arguments, environment: environment, stdout: .pipe)
     }
 }
 

@@ -222,7 +222,7 @@ import GroupSyncTransport
     private func threadCount(_ device: TestDevice) throws -> Int { try procStatus(device, "Threads:") }
 
     private func procStatus(_ device: TestDevice, _ field: String) throws -> Int {
-        try ProcFS.statusField(try #require(device.daemon?.processIdentifier), field)
+        try ProcFS.statusField(try #require(device.daemon?.pid), field)
     }
 }
 

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import GroupSyncCore
 import GroupSyncStore
+import GroupSyncTestSupport
 
 /// The App Group case: many processes on one machine sharing one home, the real binary each time.
 @Suite(.serialized) struct MultiProcessTests {
@@ -48,29 +49,28 @@ import GroupSyncStore
         let folder = TemporaryFolder()
         let cli = GroupSyncBinary(home: folder.path + "/home")
         try cli.run("init")
-        let (watcher, output) = try cli.start(["watch", "group.watch"])
-        defer { watcher.terminate(); watcher.waitUntilExit() }
-        let lines = LineReader(output.fileHandleForReading)
+        let watcher = try cli.start(["watch", "group.watch"])
+        defer { watcher.terminate() }
         Thread.sleep(forTimeInterval: 0.3)  // let the watcher start
         try cli.run("set", "other.suite", "ignored", "x")
         var latencies: [Double] = []
         for i in 0..<5 {
             let start = Date()
             try cli.run("set", "group.watch", "k", "--int", "\(i)")
-            let line = try #require(lines.next(timeout: 2), "no watch line for write \(i)")
+            let line = try #require(watcher.nextLine(within: 2), "no watch line for write \(i)")
             latencies.append(Date().timeIntervalSince(start))
             #expect(line.contains(#""suite":"group.watch","key":"k","type":"int","value":\#(i),"#), "\(line)")
             #expect(line.contains(#""deleted":false"#))
         }
         try cli.run("delete", "group.watch", "k")
-        let deletion = try #require(lines.next(timeout: 2))
+        let deletion = try #require(watcher.nextLine(within: 2))
         #expect(deletion.contains(#""deleted":true"#))
         // `set` itself takes a few ms; the watcher must add well under 100 ms on top.
         #expect(latencies.max()! < 0.5, "latencies \(latencies)")
         // Idle means idle: no CPU burnt while nothing changes.
-        let before = try ProcFS.cpuTicks(watcher.processIdentifier)
+        let before = try ProcFS.cpuTicks(watcher.pid)
         Thread.sleep(forTimeInterval: 1.0)
-        #expect(try ProcFS.cpuTicks(watcher.processIdentifier) - before <= 1)
+        #expect(try ProcFS.cpuTicks(watcher.pid) - before <= 1)
     }
 
     /// "Stops when its output is closed": when its reader goes away, not at the next change of its suite
@@ -79,14 +79,14 @@ import GroupSyncStore
         let folder = TemporaryFolder()
         let cli = GroupSyncBinary(home: folder.path + "/home")
         try cli.run("init")
-        let (watcher, output) = try cli.start(["watch", "group.watch"])
-        defer { if watcher.isRunning { watcher.terminate() }; watcher.waitUntilExit() }
+        let watcher = try cli.start(["watch", "group.watch"])
+        defer { watcher.terminate() }
         Thread.sleep(forTimeInterval: 0.3)
-        try output.fileHandleForReading.close()
+        watcher.closeOutput()
         let deadline = Date().addingTimeInterval(3)
         while watcher.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
         #expect(!watcher.isRunning, "watch still runs with no reader")
-        #expect(!watcher.isRunning && watcher.terminationStatus == 0)
+        #expect(watcher.ended == .exited(0))
     }
 
     /// Suites are told apart by their bytes, as the store does: `watch` on the NFC spelling of a name does not
@@ -95,15 +95,14 @@ import GroupSyncStore
         let folder = TemporaryFolder()
         let cli = GroupSyncBinary(home: folder.path + "/home")
         try cli.run("init")
-        let (watcher, output) = try cli.start(["watch", "caf\u{E9}"])
-        defer { watcher.terminate(); watcher.waitUntilExit() }
-        let lines = LineReader(output.fileHandleForReading)
+        let watcher = try cli.start(["watch", "caf\u{E9}"])
+        defer { watcher.terminate() }
         Thread.sleep(forTimeInterval: 0.3)
         try cli.run("set", "cafe\u{301}", "k", "fromNFD")
         try cli.run("set", "caf\u{E9}", "k", "fromNFC")
-        let line = try #require(lines.next(timeout: 2))
+        let line = try #require(watcher.nextLine(within: 2))
         #expect(line.contains("fromNFC"), "\(line)")
-        #expect(lines.next(timeout: 0.5) == nil, "nothing from the other spelling")
+        #expect(watcher.nextLine(within: 0.5) == nil, "nothing from the other spelling")
     }
 
     /// The home's `signal/` folder removed under running watchers (a cleanup script, a user): `watch` and the
@@ -112,66 +111,32 @@ import GroupSyncStore
         let folder = TemporaryFolder()
         let device = try TestDevice("a", in: folder)
         try device.start()
-        let (watcher, output) = try device.cli.start(["watch", "group.watch"])
-        defer { watcher.terminate(); watcher.waitUntilExit() }
-        let lines = LineReader(output.fileHandleForReading)
+        let watcher = try device.cli.start(["watch", "group.watch"])
+        defer { watcher.terminate() }
         Thread.sleep(forTimeInterval: 0.3)
         try device.cli.run("set", "group.watch", "before", "1")
-        #expect(lines.next(timeout: 2)?.contains("before") == true)
+        #expect(watcher.nextLine(within: 2)?.contains("before") == true)
         try FileManager.default.removeItem(atPath: device.cli.home + "/signal")
         Thread.sleep(forTimeInterval: 0.2)
         try device.cli.run("set", "group.watch", "cli", "2")
-        #expect(lines.next(timeout: 2)?.contains("\"cli\"") == true, "a CLI write after the removal is seen")
+        #expect(watcher.nextLine(within: 2)?.contains("\"cli\"") == true, "a CLI write after the removal is seen")
         let client = try UnixClient(path: device.cli.home + "/control.sock")
         #expect(client.request(#"{"command":"set","suite":"group.watch","key":"daemon","type":"int","value":3}"#).contains(#""ok":true"#))
-        #expect(lines.next(timeout: 2)?.contains("\"daemon\"") == true, "a write through the daemon's kept signal file is seen")
+        #expect(watcher.nextLine(within: 2)?.contains("\"daemon\"") == true, "a write through the daemon's kept signal file is seen")
     }
 
     // MARK: helpers
 
     private func runShell(_ script: String, environment: [String: String]) throws -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = ["-c", script]
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        try process.run()
-        process.waitUntilExit()
-        return process.terminationStatus
+        // Its output is not read: a writer the script kills mid-stream must not be waited for as a reader would.
+        try ChildProcess("/bin/bash", ["-c", script], environment: ProcessInfo.processInfo.environment.merging(environment) { $1 })
+            .waitForExit(timeout: .seconds(120)).status
     }
-
-    /// utime + stime of a process, in clock ticks, from /proc.
 }
 
-/// Reads lines from a pipe with a timeout, on a background thread.
-final class LineReader: @unchecked Sendable {
-    private var buffer = ""
-    private var lines: [String] = []
-    private let condition = NSCondition()
-
-    init(_ handle: FileHandle) {
-        Thread.detachNewThread { [self] in
-            while true {
-                let data = handle.availableData
-                condition.lock()
-                if data.isEmpty { condition.unlock(); return }
-                buffer += String(decoding: data, as: UTF8.self)
-                while let newline = buffer.firstIndex(of: "\n") {
-                    lines.append(String(buffer[..<newline]))
-                    buffer = String(buffer[buffer.index(after: newline)...])
-                }
-                condition.broadcast()
-                condition.unlock()
-            }
-        }
-    }
-
-    func next(timeout: TimeInterval) -> String? {
-        let deadline = Date().addingTimeInterval(timeout)
-        condition.lock()
-        defer { condition.unlock() }
-        while lines.isEmpty {
-            if !condition.wait(until: deadline) { return nil }
-        }
-        return lines.removeFirst()
+private extension ChildProcess {
+    /// The watcher's next line, or nil if none comes within `seconds`.
+    func nextLine(within seconds: Double) -> String? {
+        try? readLine(timeout: .milliseconds(Int(seconds * 1000)))
     }
 }

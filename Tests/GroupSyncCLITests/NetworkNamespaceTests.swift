@@ -1,4 +1,5 @@
 import Foundation
+import GroupSyncTestSupport
 import Testing
 
 /// Real network faults: daemons on separate test hosts — network namespaces joined by veth pairs to a bridge
@@ -183,19 +184,10 @@ final class VirtualLAN {
 
     @discardableResult
     static func run(program: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: program)
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let output = out.fileHandleForReading.readDataToEndOfFile()
-        let errors = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw FixtureError("\(program) \(arguments.joined(separator: " ")): \(String(decoding: errors, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))")
+        let run = try ChildProcess.run(program, arguments, stderr: .pipe)
+        guard run.status == 0 else {
+            throw FixtureError("\(program) \(arguments.joined(separator: " ")): \(run.errors.trimmingCharacters(in: .whitespacesAndNewlines))")
         }
-        return String(decoding: output, as: UTF8.self)
+        return run.output
     }
 }

@@ -127,9 +127,9 @@ struct NotificationDaemonTests {
         #expect(dismissed.status == 0, "\(dismissed.stderr)")
         #expect(dismissed.stdout.hasPrefix("unchanged: dismissed; no notification server") && dismissed.stdout.contains("nothing was closed here"),
                 "\(dismissed.stdout)")
-        #expect(ThreadSleep.of(pid: a.daemon!.processIdentifier, thread: "gs-notify") != .untimed, "the close is tried again")
+        #expect(ThreadSleep.of(pid: a.daemon!.pid, thread: "gs-notify") != .untimed, "the close is tried again")
         Thread.sleep(forTimeInterval: 2.5)
-        #expect(ThreadSleep.of(pid: a.daemon!.processIdentifier, thread: "gs-notify") == .untimed, "not past the post's time to live")
+        #expect(ThreadSleep.of(pid: a.daemon!.pid, thread: "gs-notify") == .untimed, "not past the post's time to live")
         // A server that appears later does not get the dismissed post.
         try bus.startServer()
         try a.cli.run("set", "s", "k", "any change")
@@ -159,7 +159,7 @@ struct NotificationDaemonTests {
         let a = try TestDevice("a", in: folder)
         let noBus = ["DBUS_SESSION_BUS_ADDRESS": "unix:path=\(folder.path)/no-bus-here", "DISPLAY": ""]
         try a.start(environment: noBus)
-        let worker = { ThreadSleep.of(pid: a.daemon!.processIdentifier, thread: "gs-notify") }
+        let worker = { ThreadSleep.of(pid: a.daemon!.pid, thread: "gs-notify") }
         #expect(try a.cli.run("notify", "post", "--id", "x", "--title", "one").stdout.hasPrefix("waiting"))
         #expect(try a.cli.run("notify", "post", "--id", "y", "--title", "two", "--ttl", "1").stdout.hasPrefix("waiting"))
         #expect(worker() == .untimed, "while posts wait for a server with no bus: \(a.log)")
@@ -257,7 +257,7 @@ struct NotificationDaemonTests {
     @Test func aPostWaitingForAServerStopsTheTimerOnceItExpires() throws {
         let folder = TemporaryFolder()
         let (bus, a) = try deviceOnItsOwnBus(in: folder, withServer: false)
-        let worker = { ThreadSleep.of(pid: a.daemon!.processIdentifier, thread: "gs-notify") }
+        let worker = { ThreadSleep.of(pid: a.daemon!.pid, thread: "gs-notify") }
         #expect(worker() == .untimed, "nothing waits yet")
         #expect(try a.cli.run("notify", "post", "--id", "n", "--title", "soon stale", "--ttl", "2").stdout.hasPrefix("waiting"))
         #expect(worker() == .timed, "a post waits for a server that may start on the bus")
@@ -298,6 +298,7 @@ struct NotificationDaemonTests {
     @Test func aPostMadeWhileAPeerWasOffIsShownWhenItReturnsAndDismissesReachEveryScope() throws {
         let folder = TemporaryFolder()
         let (busA, busB, a, b) = try pairedDevicesOnTheirOwnBuses(in: folder)
+        defer { withExtendedLifetime(busA) {} }   // a's daemon shows its posts there until the end
         // b has something of its own to present at start-up, which keeps its worker busy a moment.
         try b.cli.run("notify", "post", "--id", "mine", "--title", "b's own")
         b.stop()

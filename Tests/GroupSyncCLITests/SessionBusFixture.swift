@@ -1,5 +1,6 @@
 import Foundation
 import GroupSyncCore
+import GroupSyncTestSupport
 
 /// A private D-Bus session bus (`dbus-daemon` with no service directories) and, on demand, the recording
 /// notification server of the notify tests, for a daemon to show its notifications on.
@@ -11,60 +12,42 @@ final class TestSessionBus {
 
     static let available: Bool = {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon") else { return false }
-        let check = Process()
-        check.executableURL = URL(fileURLWithPath: python)
-        check.arguments = ["-c", "import dbus, dbus.service, dbus.mainloop.glib; from gi.repository import GLib"]
-        check.standardOutput = FileHandle.nullDevice
-        check.standardError = FileHandle.nullDevice
-        guard (try? check.run()) != nil else { return false }
-        check.waitUntilExit()
-        return check.terminationStatus == 0
+        let check = try? ChildProcess.run(python, ["-c", "import dbus, dbus.service, dbus.mainloop.glib; from gi.repository import GLib"])
+        return check?.ending == .exited(0)
     }()
 
     let address: String
     let log: String
-    private let bus: Process
-    private var server: Process?
+    private let bus: ChildProcess
+    private var server: ChildProcess?
 
     init(log: String) throws {
         self.log = log
-        bus = Process()
-        bus.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
-        bus.arguments = ["--config-file=" + Self.fixtures.appendingPathComponent("session-bus.conf").path, "--nofork", "--print-address=1"]
-        let out = Pipe()
-        bus.standardOutput = out
-        try bus.run()
-        address = Self.firstLine(out.fileHandleForReading)
+        bus = try ChildProcess("/usr/bin/dbus-daemon",
+                               ["--config-file=" + Self.fixtures.appendingPathComponent("session-bus.conf").path, "--nofork", "--print-address=1"],
+                               stdout: .pipe)
+        address = try bus.readLine() ?? ""
         guard !address.isEmpty else { throw FixtureError("dbus-daemon gave no address") }
     }
 
-    // SIGKILL, not terminate(): children of the test runner inherit its blocked signal mask, and a
-    // dbus-daemon or python that never sees SIGTERM would hang the test.
     deinit {
         stopServer()
-        kill(bus.processIdentifier, SIGKILL)
-        bus.waitUntilExit()
+        bus.terminate()
     }
 
     var environment: [String: String] { ["DBUS_SESSION_BUS_ADDRESS": address, "DISPLAY": ""] }
 
     /// `refusingSummary`: the server answers a Notify with that summary with a D-Bus error, as a server that fails.
     func startServer(refusingSummary: String? = nil) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.python)
-        process.arguments = [Self.fixtures.appendingPathComponent("recording_notification_server.py").path, "--log", log]
-            + (refusingSummary.map { ["--refuse-summary", $0] } ?? [])
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        guard Self.firstLine(out.fileHandleForReading).hasPrefix("ready ") else { throw FixtureError("the recording server did not start") }
+        let process = try ChildProcess(Self.python, [Self.fixtures.appendingPathComponent("recording_notification_server.py").path, "--log", log]
+                                           + (refusingSummary.map { ["--refuse-summary", $0] } ?? []),
+                                       environment: ProcessInfo.processInfo.environment.merging(environment) { $1 }, stdout: .pipe)
+        guard try process.readLine()?.hasPrefix("ready ") == true else { throw FixtureError("the recording server did not start") }
         server = process
     }
 
     func stopServer() {
-        if let server { kill(server.processIdentifier, SIGKILL) }
-        server?.waitUntilExit()
+        server?.terminate()
         server = nil
     }
 
@@ -80,16 +63,6 @@ final class TestSessionBus {
             if calls.count >= count || Date() > deadline { return calls }
             Thread.sleep(forTimeInterval: 0.02)
         }
-    }
-
-    private static func firstLine(_ handle: FileHandle) -> String {
-        var bytes: [UInt8] = []
-        while true {
-            let data = handle.readData(ofLength: 1)
-            guard let byte = data.first, byte != 10 else { break }
-            bytes.append(byte)
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 }
 

@@ -1,7 +1,8 @@
 import CSQLite
 import Foundation
-import Testing
 import GroupSyncCore
+import GroupSyncTestSupport
+import Testing
 @testable import GroupSyncStore
 
 /// The batched-log VFS (Sources/CBatchedLogVFS) holds a transaction's log frames and writes them at once.
@@ -61,14 +62,8 @@ import GroupSyncCore
     }
 
     private static func sh(_ command: String) -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return -1 }
-        process.waitUntilExit()
-        return process.terminationStatus
+        guard let shell = try? ChildProcess("/bin/sh", ["-c", command]) else { return -1 }
+        return shell.waitForExit(timeout: .seconds(60)).status
     }
 
     /// Transactions far larger than what the shim holds (96 KiB) are written in several pieces; small ones

@@ -1,4 +1,5 @@
 import Foundation
+import GroupSyncTestSupport
 import GroupSyncTransport
 
 /// Runs the `openssl` command-line tool, as an independent check on what the library produces.
@@ -8,42 +9,22 @@ enum OpenSSLTool {
     }
 
     static func run(_ arguments: [String], input: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["openssl"] + arguments
-        let stdin = Pipe(), stdout = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        stdin.fileHandleForWriting.write(Data(input.utf8))
-        try stdin.fileHandleForWriting.close()
-        let output = stdout.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw Failed(description: "openssl \(arguments) exited with \(process.terminationStatus)")
-        }
-        return String(decoding: output, as: UTF8.self)
+        let run = try ChildProcess.run("/usr/bin/env", ["openssl"] + arguments, input: input)
+        guard run.status == 0 else { throw Failed(description: "openssl \(arguments) exited with \(run.status)") }
+        return run.output
     }
 }
 
 extension OpenSSLTool {
     /// Runs `openssl` with stdin at EOF, killing it after `seconds`; returns its exit status and combined output.
     static func runBounded(_ arguments: [String], seconds: Double = 5) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["openssl"] + arguments
-        let output = Pipe()
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let watchdog = DispatchWorkItem { [process] in if process.isRunning { process.terminate() } }
-        DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: watchdog)
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        watchdog.cancel()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let child = try ChildProcess("/usr/bin/env", ["openssl"] + arguments, stdout: .pipe, stderr: .toStdout)
+        var output = try? child.readToEnd(timeout: .milliseconds(Int(seconds * 1000)))
+        if output == nil {
+            child.signal(SIGTERM)
+            output = try? child.readToEnd(timeout: .seconds(2))
+        }
+        return (child.waitForExit(timeout: .seconds(2)).status, output?.output ?? "")
     }
 
     /// Writes an identity's PEM files into a fresh temporary directory for `-cert`/`-key`.

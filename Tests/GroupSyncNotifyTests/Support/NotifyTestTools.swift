@@ -1,5 +1,6 @@
 import Foundation
 import GroupSyncCore
+import GroupSyncTestSupport
 import Testing
 
 /// Where the tools and fixtures of the libnotify tests are, and whether this machine has them.
@@ -22,14 +23,8 @@ enum NotifyTestTools {
     /// The libnotify tests run only where a private session bus and the recording server can be started.
     static let available: Bool = {
         guard dbusRunSession != nil, dbusDaemon != nil, FileManager.default.isExecutableFile(atPath: probe) else { return false }
-        let check = Process()
-        check.executableURL = URL(fileURLWithPath: python)
-        check.arguments = ["-c", "import dbus, dbus.service, dbus.mainloop.glib; from gi.repository import GLib"]
-        check.standardOutput = FileHandle.nullDevice
-        check.standardError = FileHandle.nullDevice
-        guard (try? check.run()) != nil else { return false }
-        check.waitUntilExit()
-        return check.terminationStatus == 0
+        let check = try? ChildProcess.run(python, ["-c", "import dbus, dbus.service, dbus.mainloop.glib; from gi.repository import GLib"])
+        return check?.ending == .exited(0)
     }()
 
     static let skipReason: Comment = "needs dbus-run-session and dbus-daemon (apt: dbus) and /usr/bin/python3 with python3-dbus and python3-gi"

@@ -1,6 +1,7 @@
 import Foundation
 import GroupSyncCore
 import GroupSyncNotify
+import GroupSyncTestSupport
 
 /// A private session bus from `dbus-run-session`, with a `notify-probe` on it (a real `LibnotifyNotifier` in
 /// its own process, since libnotify uses one session bus per process) and a recording server that can be
@@ -16,7 +17,7 @@ final class PrivateSessionBus {
         // No X11 autolaunch of some other bus, whatever the environment running the tests has.
         environment["DISPLAY"] = nil
         let child = try ChildProcess(runner, ["--config-file=\(NotifyTestTools.busConfig)", "--", NotifyTestTools.probe],
-                                     environment: environment)
+                                     environment: environment, stdin: .pipe, stdout: .pipe)
         probe = try ProbeNotifier(child)
         guard let address = probe.busAddress, !address.isEmpty else { throw HarnessError("dbus-run-session gave the probe no bus") }
         self.address = address

@@ -1,6 +1,7 @@
 import Foundation
 import GroupSyncCore
 import GroupSyncNotify
+import GroupSyncTestSupport
 import Synchronization
 
 /// A `Notifier` whose calls run in a `notify-probe` process: a real `LibnotifyNotifier` on that process's bus.
@@ -12,7 +13,7 @@ final class ProbeNotifier: Notifier, @unchecked Sendable {
 
     /// Starts a probe directly, with the given environment (no bus, a bus address that leads nowhere…).
     convenience init(environment: [String: String]) throws {
-        try self.init(ChildProcess(NotifyTestTools.probe, [], environment: environment))
+        try self.init(ChildProcess(NotifyTestTools.probe, [], environment: environment, stdin: .pipe, stdout: .pipe))
     }
 
     init(_ child: ChildProcess) throws {

@@ -1,5 +1,6 @@
 import Foundation
 import GroupSyncCore
+import GroupSyncTestSupport
 
 /// The Python recording notification server, on a given bus. Each start is a new server instance that numbers
 /// from 1, like a real server after a restart.
@@ -13,7 +14,8 @@ final class RecordingServer {
     func start(busAddress: String) throws {
         var environment = ProcessInfo.processInfo.environment
         environment["DBUS_SESSION_BUS_ADDRESS"] = busAddress
-        let child = try ChildProcess(NotifyTestTools.python, [NotifyTestTools.recordingServer, "--log", log], environment: environment)
+        let child = try ChildProcess(NotifyTestTools.python, [NotifyTestTools.recordingServer, "--log", log], environment: environment,
+                                     stdout: .pipe)
         guard let line = try child.readLine(), line.hasPrefix("ready ") else {
             child.terminate()
             throw HarnessError("the recording notification server did not start")

@@ -1,4 +1,5 @@
 import Foundation
+import GroupSyncTestSupport
 
 /// A session bus daemon at a fixed socket path, that a test can stop and start again at the same address —
 /// what a user's session bus does across a re-login, and what `dbus-run-session` cannot show.
@@ -11,7 +12,7 @@ final class StandaloneBus {
         guard let dbusDaemon = NotifyTestTools.dbusDaemon else { throw HarnessError("dbus-daemon is not installed") }
         let child = try ChildProcess(dbusDaemon,
                                      ["--config-file=\(NotifyTestTools.busConfig)", "--address=\(address)", "--nofork", "--print-address=1"],
-                                     environment: ProcessInfo.processInfo.environment)
+                                     stdout: .pipe)
         guard let printed = try child.readLine(), printed.hasPrefix(address) else {
             child.terminate()
             throw HarnessError("dbus-daemon did not start at \(address)")

@@ -93,12 +93,17 @@ public final class LibnotifyNotifier: Notifier {
             } catch {
                 throw .unavailable("no notification server on the session bus: \(error)")
             }
+        } catch where error.isClosedConnection {
+            // The bus went away before GLib marked its connection closed: the same as a bus gone at connect.
+            throw failure(error, doing: "asking for the notification server")
         } catch {
             throw .unavailable("cannot ask the session bus for the notification server: \(error)")
         }
         do {
             let info = try bus.serverInformation(at: owner, timeoutMillis: timeouts.callMillis)
             return NotificationServer(instance: "\(owner)@\(bus.guid)", name: info.name, vendor: info.vendor, version: info.version)
+        } catch where error.isClosedConnection {
+            throw failure(error, doing: "asking the notification server who it is")
         } catch {
             throw .unavailable("the notification server at \(owner) does not answer: \(error)")
         }

@@ -26,9 +26,15 @@ release: deps
 demo: release
 	@Deploy/demo.sh "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/groupsync"
 
+# The suite takes about 3 minutes. A test that blocks for good would hold CI to its own limit; `timeout`
+# ends the run instead: "Error 124" from make means the tests did not finish within TEST_MINUTES. It sends
+# SIGINT, as Ctrl-C does, because `swift test` passes that on to the test process it runs in a process group
+# of its own (a SIGTERM would leave that process running).
+TEST_MINUTES ?= 30
+
 test: deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	timeout --signal=INT --kill-after=30s $(TEST_MINUTES)m $(SWIFT) test --skip-build
 
 # Thousands of seeds of the full-length simulation (CI runs 500 shorter ones inside `make test`).
 # A failing seed is printed with the command that replays it; the exit code is then 4.

@@ -267,13 +267,20 @@ final class Counter: @unchecked Sendable {
     var value: Int { lock.lock(); defer { lock.unlock() }; return count }
 }
 
-/// A blocking client of a Unix stream socket speaking JSON lines.
+/// A blocking client of a Unix stream socket speaking JSON lines. Every connect, read and write gives up after
+/// 10 s, and once a read has given up (or met the end) the next ones return at once: a daemon that stops
+/// answering fails its test instead of stalling the whole run.
 final class UnixClient {
     private let fd: Int32
     private var buffer: [UInt8] = []
+    private var ended = false
 
     init(path: String) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var limit = timeval(tv_sec: 10, tv_usec: 0)
+        for option in [SO_RCVTIMEO, SO_SNDTIMEO] {   // SO_SNDTIMEO also bounds a connect to a full backlog
+            setsockopt(fd, SOL_SOCKET, option, &limit, socklen_t(MemoryLayout<timeval>.size))
+        }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
@@ -335,8 +342,13 @@ final class UnixClient {
     private func nextLine() -> String {
         var chunk = [UInt8](repeating: 0, count: 4096)
         while !buffer.contains(10) {
+            guard !ended else { return "" }
             let n = read(fd, &chunk, chunk.count)
-            if n <= 0 { return "" }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 {
+                ended = true
+                return ""
+            }
             buffer += chunk[0..<n]
         }
         let newline = buffer.firstIndex(of: 10)!

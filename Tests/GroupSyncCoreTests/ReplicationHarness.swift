@@ -205,14 +205,17 @@ final class ReplicationNetwork {
     }
 
     /// Advances time to `time`, firing every session deadline on the way, delivering traffic at each stop.
-    func advance(to time: Int64) {
+    /// A session whose tick leaves its deadline where it was would spin here forever; `maxStops` turns that
+    /// into a failure.
+    func advance(to time: Int64, maxStops: Int = 1_000_000) {
         runUntilQuiet()
-        while true {
+        for stop in 0... {
             // Deadlines are on each node's monotonic clock.
             let deadlines = links.flatMap { link in
                 (0..<2).compactMap { side in link.sessions[side]?.nextDeadline.map { $0 + link.node(side).bootedAtMillis } }
             }
             guard let next = deadlines.min(), next <= time else { break }
+            guard stop < maxStops else { fatalError("session deadlines did not move past \(next) ms") }
             now = max(now, next)
             tickAll()
             runUntilQuiet()

@@ -30,15 +30,21 @@ import GroupSyncCore
         let done = DispatchSemaphore(value: 0)
         let holderBox = UncheckedBox(holder)
         Thread.detachNewThread {
-            try? holderBox.value.database.transaction(immediate: true) { () throws(StoreError) in
+            do {
+                try holderBox.value.database.transaction(immediate: true) { () throws(StoreError) in
+                    locked.signal()
+                    usleep(30_000)
+                }
+            } catch {
+                Issue.record("the holder's transaction failed: \(error)")
                 locked.signal()
-                usleep(30_000)
             }
             done.signal()
         }
-        locked.wait()
+        // Bounded, so that a holder that never starts fails this test instead of stalling the run.
+        try #require(locked.wait(timeout: .now() + 10) == .success)
         let change = try writer.set(.int(1), suite: "group.test", key: "k")
-        done.wait()
+        try #require(done.wait(timeout: .now() + 10) == .success)
         #expect(try writer.entry(suite: "group.test", key: "k")?.value == .int(1))
         #expect(change.sequence == 1)
     }

@@ -261,12 +261,15 @@ public final class ChildProcess: @unchecked Sendable {
             try child.write(Array(input.utf8))
             child.closeInput()
         }
+        let deadline = ContinuousClock.now + timeout
         let output: (output: String, errors: String)
         do { output = try child.readToEnd(timeout: timeout) } catch {
             child.waitForExit(timeout: .zero)
             throw HarnessError("\(child.name) \(arguments.joined(separator: " ")) did not finish within \(timeout)")
         }
-        return Result(ending: child.waitForExit(timeout: timeout), output: output.output, errors: output.errors)
+        // One deadline for both: a child that closed its output but lingers gets only what is left of it.
+        let ending = child.waitForExit(timeout: max(deadline - .now, .seconds(1)))
+        return Result(ending: ending, output: output.output, errors: output.errors)
     }
 
     // MARK: Helpers

@@ -52,6 +52,8 @@ public final class ChildProcess: @unchecked Sendable {
                 let (read, write) = try Self.pipe()
                 childEnds.append(read)
                 ours.input = write
+                // Ours only (the child's end is another open file): a write can then wait with a deadline.
+                _ = fcntl(write, F_SETFL, fcntl(write, F_GETFL) | O_NONBLOCK)
                 posix_spawn_file_actions_adddup2(&actions, read, 0)
             case .null:
                 posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
@@ -121,15 +123,26 @@ public final class ChildProcess: @unchecked Sendable {
     /// Writes a line to the child's stdin.
     public func send(_ line: String) throws { try write(Array((line + "\n").utf8)) }
 
-    public func write(_ bytes: [UInt8]) throws {
+    /// Writes to the child's stdin; throws if the child has not taken it all within `timeout` (it stopped
+    /// reading and the pipe is full).
+    public func write(_ bytes: [UInt8], timeout: Duration = .seconds(10)) throws {
         let fd = pipes.withLock { $0.input }
         guard fd >= 0 else { throw HarnessError("\(name)'s stdin is not an open pipe") }
+        let deadline = ContinuousClock.now + timeout
         var offset = 0
         while offset < bytes.count {
             let n = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { throw HarnessError("writing to \(name): \(String(cString: strerror(errno)))") }
-            offset += n
+            if n > 0 {
+                offset += n
+                continue
+            }
+            guard n < 0 && (errno == EINTR || errno == EAGAIN) else {
+                throw HarnessError("writing to \(name): \(String(cString: strerror(errno)))")
+            }
+            let remaining = deadline - .now
+            guard remaining > .zero else { throw HarnessError("\(name) did not read its input within \(timeout)") }
+            var pollFD = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            _ = poll(&pollFD, 1, Int32(min(remaining.components.seconds * 1000 + 1, 1000)))
         }
     }
 

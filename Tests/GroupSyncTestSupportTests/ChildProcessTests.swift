@@ -65,6 +65,14 @@ struct ChildProcessTests {
         #expect(ContinuousClock.now - started < .seconds(5))
     }
 
+    /// Writing to a child that does not read fails once the pipe stays full past the deadline.
+    @Test func writingToAChildThatDoesNotReadFailsAtItsDeadline() throws {
+        let child = try ChildProcess("/bin/sleep", ["30"], stdin: .pipe)
+        let started = ContinuousClock.now
+        #expect(throws: HarnessError.self) { try child.write(Array(repeating: 0x41, count: 1 << 20), timeout: .milliseconds(200)) }
+        #expect(ContinuousClock.now - started < .seconds(5))
+    }
+
     @Test func runCollectsOutputErrorsAndStatus() throws {
         let run = try ChildProcess.run("/bin/sh", ["-c", "cat; echo oops >&2; exit 3"], input: "fed\n", stderr: .pipe)
         #expect(run.output == "fed\n" && run.errors == "oops\n" && run.ending == .exited(3))

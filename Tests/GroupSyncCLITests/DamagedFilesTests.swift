@@ -157,7 +157,7 @@ import GroupSyncCore
 
     /// Another program's SQLite file under the store's name is refused as it is: not switched to WAL, not
     /// given the store's tables, whether it claims no schema version or ours.
-    @Test(arguments: [0, 1]) func anotherProgramsDatabaseIsRefusedAndLeftAlone(userVersion: Int) throws {
+    @Test(arguments: [0, 1, 2]) func anotherProgramsDatabaseIsRefusedAndLeftAlone(userVersion: Int) throws {
         let f = try Fixture()
         let store = f.home + "/store.db"
         for suffix in ["", "-wal", "-shm"] { unlink(store + suffix) }

@@ -17,6 +17,9 @@ public final class Store: ReplicaStore {
     /// made since balance keys carry the epoch; `nil` (the device's legacy epoch, records keyed by device
     /// alone) for a store made before, which wrote those legacy records and so may keep extending them.
     public private(set) var balanceEpoch: String?
+    /// Below `StoreSchema.version` only when opened without raising it, beside an earlier groupsync's daemon.
+    public let schemaVersion: Int64
+    public var isOnAnEarlierSchema: Bool { schemaVersion < StoreSchema.version }
     let database: SQLiteDatabase
     private let physicalClock: @Sendable () -> Int64
     private let maxForwardDriftMillis: Int64
@@ -26,16 +29,19 @@ public final class Store: ReplicaStore {
     public static let maxNameBytes = EntryName.maxBytes
     public static let maxValueBytes = ValueCodec.maxStoredBytes
 
+    /// `raisingSchemaVersion: false` opens a store written by an earlier groupsync without raising its schema
+    /// version (`StoreSchema`), for a process that works beside an earlier daemon still running on it.
     public init(path: String, device: DeviceID,
                 physicalClock: @escaping @Sendable () -> Int64 = WallClock.nowMillis,
-                maxForwardDriftMillis: Int64 = HybridClock.defaultMaxForwardDriftMillis) throws(StoreError) {
+                maxForwardDriftMillis: Int64 = HybridClock.defaultMaxForwardDriftMillis,
+                raisingSchemaVersion: Bool = true) throws(StoreError) {
         self.path = path
         self.device = device
         self.physicalClock = physicalClock
         self.maxForwardDriftMillis = maxForwardDriftMillis
         if access(path, F_OK) != 0 { try Self.createAtomically(path) }
         database = try SQLiteDatabase(path: path)
-        try StoreSchema.prepare(database)
+        schemaVersion = try StoreSchema.prepare(database, raisingVersion: raisingSchemaVersion)
         storeID = try readMeta("store_id").map { String(decoding: $0, as: UTF8.self) } ?? ""
         if try readMeta("balance_epoch_keys") != nil, BalanceAccount.isValidEpoch(storeID) { balanceEpoch = storeID }
     }

@@ -52,7 +52,7 @@ import Testing
 
     /// A store with a value, a tombstone, a watermark and a send horizon, then turned back into a version-1
     /// file by `downgrade`; its store ID.
-    private func writeVersion1Store(at path: String, downgrade: (SQLiteDatabase) throws -> Void) throws -> String {
+    fileprivate func writeVersion1Store(at path: String, downgrade: (SQLiteDatabase) throws -> Void) throws -> String {
         let storeID: String
         do {
             let store = try Store(path: path, device: StoreTests.me)
@@ -68,7 +68,7 @@ import Testing
         return storeID
     }
 
-    private func expectEverythingKept(in store: Store, storeID: String) throws {
+    fileprivate func expectEverythingKept(in store: Store, storeID: String) throws {
         #expect(store.storeID == storeID)
         #expect(try store.entry(suite: "group.app", key: "value")?.value == .string("kept"))
         let tombstone = try #require(try store.entry(suite: "group.app", key: "gone"))
@@ -77,9 +77,35 @@ import Testing
         #expect(try store.lastSequence() == 3)
     }
 
-    private static func userVersion(_ database: SQLiteDatabase) throws -> Int64 {
+    fileprivate static func userVersion(_ database: SQLiteDatabase) throws -> Int64 {
         let statement = try database.prepare("PRAGMA user_version")
         _ = try statement.step()
         return statement.int64(0)
+    }
+}
+
+extension StoreSchemaTests {
+    /// Beside an earlier daemon still running on it, a process of this groupsync works on a version-1 store
+    /// without raising its version (the daemon would refuse every new connection); the next open that may
+    /// raise it does.
+    @Test func aStoreOpenedWithoutRaisingItsVersionStaysReadableByEarlierGroupsyncs() throws {
+        let folder = TemporaryFolder()
+        let path = folder.path + "/store.db"
+        let storeID = try writeVersion1Store(at: path) { database in
+            try database.execute("DROP TABLE send_horizons; DELETE FROM meta WHERE name = 'balance_epoch_keys'")
+        }
+        do {
+            let beside = try Store(path: path, device: StoreTests.me, raisingSchemaVersion: false)
+            #expect(beside.schemaVersion == 1 && beside.isOnAnEarlierSchema)
+            try expectEverythingKept(in: beside, storeID: storeID)
+            try beside.set(.string("written beside"), suite: "group.app", key: "later")
+            try beside.setSendHorizon(5, peer: StoreTests.other)
+            #expect(try Self.userVersion(beside.database) == 1)
+        }
+        let raised = try Store(path: path, device: StoreTests.me)
+        #expect(raised.schemaVersion == StoreSchema.version && !raised.isOnAnEarlierSchema)
+        #expect(try raised.entry(suite: "group.app", key: "later")?.value == .string("written beside"))
+        #expect(try raised.sendHorizon(peer: StoreTests.other) == 5)
+        #expect(try Self.userVersion(raised.database) == 2)
     }
 }

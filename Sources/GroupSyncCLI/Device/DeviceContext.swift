@@ -1,4 +1,5 @@
 import GroupSyncCore
+import GroupSyncDaemon
 import GroupSyncStore
 import GroupSyncTransport
 
@@ -17,10 +18,17 @@ struct DeviceContext {
             throw .usage(HomeError.notInitialized(path: home.path).description)
         }
         let store: Store
+        // A daemon running on a store of an earlier schema is an earlier groupsync's (this one raises the
+        // version when it starts): raising it under that daemon would make it refuse every new connection.
+        // It is left as it is, and the user told why.
+        let daemonRuns = DaemonLock.isHeld(home: home)
         do {
-            store = try Store(path: home.storePath, device: certificate.deviceID)
+            store = try Store(path: home.storePath, device: certificate.deviceID, raisingSchemaVersion: !daemonRuns)
         } catch {
             throw .failure(error.description)
+        }
+        if store.isOnAnEarlierSchema {
+            Console.error("groupsync: the daemon running in \(home.path) is an earlier groupsync's; restart it (groupsync serve) to run this one")
         }
         let signal = ChangeSignal(home: home)
         store.didCommit = { signal.post() }

@@ -9,10 +9,16 @@ import Glibc
 /// - 2: the same tables, `send_horizons` always there. The number changed so that a groupsync from before
 ///   it, which reads balance records by device alone and writes beside the epoch-keyed ones (drawing the
 ///   day's allowance twice), refuses a store this one has opened rather than misread it.
+///
+/// This groupsync reads and writes a version-1 store as it is (it only adds `send_horizons`, which earlier
+/// groupsyncs ignore or use as it does). `raisingVersion: false` leaves the number at 1: while an earlier
+/// daemon still runs on the store, raising it would make that daemon refuse every new connection.
 enum StoreSchema {
     static let version: Int64 = 2
 
-    static func prepare(_ db: SQLiteDatabase) throws(StoreError) {
+    /// Checks, creates or migrates the schema; the version the store is at afterwards.
+    @discardableResult
+    static func prepare(_ db: SQLiteDatabase, raisingVersion: Bool = true) throws(StoreError) -> Int64 {
         // Checked before anything is written: another program's SQLite file under the store's name (a copy
         // gone wrong, a path mixed up) is refused as it is, not switched to WAL and given our tables.
         let current = try userVersion(db)
@@ -32,16 +38,21 @@ enum StoreSchema {
         try db.execute("PRAGMA journal_mode=WAL")
         try db.execute("PRAGMA synchronous=FULL")
         try db.execute("PRAGMA foreign_keys=OFF")
-        if current == version { return }
+        if current == version || current == 1 && !raisingVersion && tables.contains("send_horizons") { return current }
         guard current < version else { throw .unsupportedSchema(path: db.path, version: current) }
-        try db.transaction(immediate: true) { () throws(StoreError) in
+        return try db.transaction(immediate: true) { () throws(StoreError) -> Int64 in
             // Another process may have created or migrated the schema while we waited for the lock.
             switch try userVersion(db) {
             case 0: try create(db)
-            case 1: try migrateFromVersion1(db)
-            default: return
+            case 1:
+                try migrateFromVersion1(db)
+                guard raisingVersion else { return 1 }
+            case let other:
+                guard other <= version else { throw .unsupportedSchema(path: db.path, version: other) }
+                return other
             }
             try db.execute("PRAGMA user_version=\(version)")
+            return version
         }
     }
 

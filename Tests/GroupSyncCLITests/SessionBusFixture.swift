@@ -7,14 +7,7 @@ import GroupSyncTestSupport
 final class TestSessionBus {
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("GroupSyncNotifyTests/Fixtures")
-    /// Debian's python, which has python3-dbus and python3-gi.
-    static let python = "/usr/bin/python3"
-
-    static let available: Bool = {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon") else { return false }
-        let check = try? ChildProcess.run(python, ["-c", "import dbus, dbus.service, dbus.mainloop.glib; from gi.repository import GLib"])
-        return check?.ending == .exited(0)
-    }()
+    static let available = FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon") && DebianPython.hasDBusAndGLib
 
     let address: String
     let log: String
@@ -39,7 +32,7 @@ final class TestSessionBus {
 
     /// `refusingSummary`: the server answers a Notify with that summary with a D-Bus error, as a server that fails.
     func startServer(refusingSummary: String? = nil) throws {
-        let process = try ChildProcess(Self.python, [Self.fixtures.appendingPathComponent("recording_notification_server.py").path, "--log", log]
+        let process = try ChildProcess(DebianPython.path, [Self.fixtures.appendingPathComponent("recording_notification_server.py").path, "--log", log]
                                            + (refusingSummary.map { ["--refuse-summary", $0] } ?? []),
                                        environment: ProcessInfo.processInfo.environment.merging(environment) { $1 }, stdout: .pipe)
         guard try process.readLine()?.hasPrefix("ready ") == true else { throw FixtureError("the recording server did not start") }

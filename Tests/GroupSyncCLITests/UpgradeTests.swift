@@ -26,18 +26,11 @@ import Testing
         let beside = try cli.run("set", "group.app", "beside", "2")
         #expect(beside.status == 0, "\(beside.stderr)")
         #expect(beside.stderr.contains("is an earlier groupsync's; restart it (groupsync serve)"), "\(beside.stderr)")
-        #expect(try Self.userVersion(storePath) == 1, "left for the earlier daemon")
+        #expect(try StoreSchema.userVersion(SQLiteDatabase(path: storePath)) == 1, "left for the earlier daemon")
 
         close(lock)  // the daemon stops; the next command raises the version, and says nothing
         let after = try cli.run("get", "group.app", "beside")
         #expect(after.status == 0 && after.stdout == "2\n" && after.stderr.isEmpty, "\(after.stderr)")
-        #expect(try Self.userVersion(storePath) == 2)
-    }
-
-    private static func userVersion(_ path: String) throws -> Int64 {
-        let database = try SQLiteDatabase(path: path)
-        let statement = try database.prepare("PRAGMA user_version")
-        _ = try statement.step()
-        return statement.int64(0)
+        #expect(try StoreSchema.userVersion(SQLiteDatabase(path: storePath)) == 2)
     }
 }

@@ -22,7 +22,7 @@ import Testing
         #expect(try store.sendHorizon(peer: StoreTests.other) == nil, "no horizon yet: the next session resends everything")
         try store.setSendHorizon(9, peer: StoreTests.other)
         #expect(try store.sendHorizon(peer: StoreTests.other) == 9)
-        #expect(try Self.userVersion(store.database) == StoreSchema.version)
+        #expect(try StoreSchema.userVersion(store.database) == StoreSchema.version)
     }
 
     /// The version-1 store the previous groupsync made: every table, the epoch mark and horizons, all kept.
@@ -35,7 +35,7 @@ import Testing
         try expectEverythingKept(in: store, storeID: storeID)
         #expect(store.balanceEpoch == storeID)
         #expect(try store.sendHorizon(peer: StoreTests.other) == 4)
-        #expect(try Self.userVersion(store.database) == 2)
+        #expect(try StoreSchema.userVersion(store.database) == 2)
     }
 
     /// A version-1 file that lacks one of the four tables is not a store from an earlier groupsync.
@@ -45,7 +45,7 @@ import Testing
         _ = try writeVersion1Store(at: path) { database in try database.execute("DROP TABLE watermarks") }
         #expect(throws: StoreError.self) { try Store(path: path, device: StoreTests.me) }
         let database = try SQLiteDatabase(path: path)
-        #expect(try Self.userVersion(database) == 1)
+        #expect(try StoreSchema.userVersion(database) == 1)
     }
 
     // MARK: Helpers
@@ -76,12 +76,6 @@ import Testing
         #expect(try store.watermark(peer: StoreTests.other) == Watermark(storeID: "0123456789abcdef0123456789abcdef", sequence: 7))
         #expect(try store.lastSequence() == 3)
     }
-
-    fileprivate static func userVersion(_ database: SQLiteDatabase) throws -> Int64 {
-        let statement = try database.prepare("PRAGMA user_version")
-        _ = try statement.step()
-        return statement.int64(0)
-    }
 }
 
 extension StoreSchemaTests {
@@ -100,12 +94,12 @@ extension StoreSchemaTests {
             try expectEverythingKept(in: beside, storeID: storeID)
             try beside.set(.string("written beside"), suite: "group.app", key: "later")
             try beside.setSendHorizon(5, peer: StoreTests.other)
-            #expect(try Self.userVersion(beside.database) == 1)
+            #expect(try StoreSchema.userVersion(beside.database) == 1)
         }
         let raised = try Store(path: path, device: StoreTests.me)
         #expect(raised.schemaVersion == StoreSchema.version && !raised.isOnAnEarlierSchema)
         #expect(try raised.entry(suite: "group.app", key: "later")?.value == .string("written beside"))
         #expect(try raised.sendHorizon(peer: StoreTests.other) == 5)
-        #expect(try Self.userVersion(raised.database) == 2)
+        #expect(try StoreSchema.userVersion(raised.database) == 2)
     }
 }

@@ -101,7 +101,7 @@ enum StoreSchema {
         return names
     }
 
-    private static func userVersion(_ db: SQLiteDatabase) throws(StoreError) -> Int64 {
+    static func userVersion(_ db: SQLiteDatabase) throws(StoreError) -> Int64 {
         let statement = try db.prepare("PRAGMA user_version")
         guard try statement.step() else { return 0 }
         return statement.int64(0)

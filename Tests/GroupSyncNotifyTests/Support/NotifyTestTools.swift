@@ -10,9 +10,6 @@ enum NotifyTestTools {
     static let recordingServer = fixtures.appendingPathComponent("recording_notification_server.py").path
     static let busConfig = fixtures.appendingPathComponent("session-bus.conf").path
 
-    /// Debian's python: it has python3-dbus and python3-gi, which a pyenv python first on PATH may lack.
-    static let python = "/usr/bin/python3"
-
     /// Built beside the test bundle (`.build/debug/notify-probe`).
     static let probe: String = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         .deletingLastPathComponent().appendingPathComponent("notify-probe").path
@@ -21,11 +18,8 @@ enum NotifyTestTools {
     static let dbusDaemon: String? = which("dbus-daemon")
 
     /// The libnotify tests run only where a private session bus and the recording server can be started.
-    static let available: Bool = {
-        guard dbusRunSession != nil, dbusDaemon != nil, FileManager.default.isExecutableFile(atPath: probe) else { return false }
-        let check = try? ChildProcess.run(python, ["-c", "import dbus, dbus.service, dbus.mainloop.glib; from gi.repository import GLib"])
-        return check?.ending == .exited(0)
-    }()
+    static let available = dbusRunSession != nil && dbusDaemon != nil && FileManager.default.isExecutableFile(atPath: probe)
+        && DebianPython.hasDBusAndGLib
 
     static let skipReason: Comment = "needs dbus-run-session and dbus-daemon (apt: dbus) and /usr/bin/python3 with python3-dbus and python3-gi"
 

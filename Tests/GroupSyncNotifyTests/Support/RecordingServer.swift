@@ -14,7 +14,7 @@ final class RecordingServer {
     func start(busAddress: String) throws {
         var environment = ProcessInfo.processInfo.environment
         environment["DBUS_SESSION_BUS_ADDRESS"] = busAddress
-        let child = try ChildProcess(NotifyTestTools.python, [NotifyTestTools.recordingServer, "--log", log], environment: environment,
+        let child = try ChildProcess(DebianPython.path, [NotifyTestTools.recordingServer, "--log", log], environment: environment,
                                      stdout: .pipe)
         guard let line = try child.readLine(), line.hasPrefix("ready ") else {
             child.terminate()

@@ -57,6 +57,15 @@ public enum CommandLineTool {
             Console.error("groupsync: \(problem); see 'groupsync --help' for the commands")
             return 2
         }
+        if name == "help", let topic = rest.dropFirst().first {
+            // `groupsync help set`, as git and most tools read it: that command's help.
+            guard let command = commands.first(where: { $0.name == topic }) else {
+                Console.error("groupsync help: unknown command '\(topic)'; see 'groupsync --help'")
+                return 2
+            }
+            Console.out(command.help)
+            return ExitCode.success
+        }
         if name == "--help" || name == "-h" || name == "help" {
             Console.out(overview)
             return ExitCode.success

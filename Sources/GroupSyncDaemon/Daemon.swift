@@ -109,6 +109,10 @@ public final class Daemon: @unchecked Sendable {
 
         do { watcher = try ChangeWatcher(home: home) } catch { throw .io(error.description) }
         try reloadPeers()
+        // What the last run knew of each peer, so that `status` does not forget, until a peer is reached
+        // again, when it last synced and what waits for it. Unreadable, it is only not shown.
+        let remembered = (try? store.savedSyncStatuses()) ?? [:]
+        state.locked { lastKnown = remembered.filter { paired[$0.key] != nil } }
         let context: TLSContext
         do {
             context = try TLSContext(certificate: certificate) { [allowed] id in allowed.contains(id) }
@@ -320,12 +324,20 @@ public final class Daemon: @unchecked Sendable {
         }
         log.write("event=connected peer=\(peer.short) remote=\(transport.remoteAddress) initiator=\(initiator == certificate.deviceID ? "us" : "peer")")
         connection.run()
-        state.locked {
+        let ended = state.locked { () -> SessionStatus? in
             if connections[peer] === connection { connections[peer] = nil }
             // A peer removed meanwhile keeps no status: paired again, it starts afresh.
-            if paired[peer] != nil { lastKnown[peer] = connection.status.carryingOver(from: lastKnown[peer]) }
+            guard paired[peer] != nil else { return nil }
+            let known = connection.status.carryingOver(from: lastKnown[peer])
+            lastKnown[peer] = known
+            return known
         }
         state.broadcast()
+        // Kept in the store too, for `status` after a restart or with no daemon (`Store.saveSyncStatus`, which
+        // also skips a peer removed since). Not kept is no harm to replication: `status` then shows less.
+        if let ended {
+            do { try peerStore.saveSyncStatus(ended) } catch { log.write("event=status-not-saved peer=\(peer.short) error=\"\(error)\"") }
+        }
         log.write("event=disconnected peer=\(peer.short)")
     }
 

@@ -74,6 +74,7 @@ extension Store {
         let removed = try database.transaction(immediate: true) { () throws(StoreError) -> Bool in
             try statement.run()
             guard database.changes > 0 else { return false }
+            try forgetSyncStatus(id)
             try bumpPairingVersion()
             return true
         }

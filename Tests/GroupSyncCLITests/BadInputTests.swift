@@ -19,7 +19,7 @@ import GroupSyncStore
         // An empty --home must not fall back to the default home (here: the test's, through GROUPSYNC_HOME).
         ["--home", "", "set", "s", "k", "v"], ["set", "s", "k", "v", "--home="],
         // Decimal numbers only: Swift's Double("0x10") is 16. An amount that rounds to 0 ms changes nothing.
-        ["set", "s", "k", "--double", "0x10"], ["set", "s", "k", "--double", "1e"], ["set", "s", "k", "--double", "."],
+        ["set", "s", "k", "--double", "0x10"], ["set", "s", "k", "--double", "1e-400"], ["set", "s", "k", "--json", "1e-400"], ["set", "s", "k", "--double", "1e"], ["set", "s", "k", "--double", "."],
         ["balance", "earn", "0x10"], ["balance", "earn", "1e-10"], ["balance", "spend", " 1"],
         // A name longer than a hello carries would have every session of the device refused.
         ["init", "--name", String(repeating: "n", count: 256)],

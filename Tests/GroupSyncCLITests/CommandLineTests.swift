@@ -16,7 +16,11 @@ import Testing
             let help = try cli.run(name, "--help")
             #expect(help.status == 0, "\(name) --help")
             #expect(help.stdout.contains("usage: groupsync \(name)"), "\(name) --help shows its usage")
+            let topic = try cli.run("help", name)
+            #expect(topic.status == 0 && topic.stdout == help.stdout, "help \(name) is \(name) --help")
         }
+        let unknown = try cli.run("help", "sett")
+        #expect(unknown.status == 2 && unknown.stderr.contains("unknown command 'sett'") && unknown.stdout.isEmpty)
     }
 
     @Test func initMakesAPrivateHomeAndASecondInitKeepsTheIdentity() throws {

@@ -100,6 +100,27 @@ import GroupSyncTransport
         let farewell = try peer.receive(until: { _ in false }, timeout: 5)
         #expect(farewell.contains { if case .error(.malformed, _) = $0 { true } else { false } }, "told why: \(farewell)")
         #expect(peer.closedByPeer)
+        try scene.expectHonestSyncFlows("after-unread-bytes")
+    }
+
+    /// One session per paired device: a second connection from the same device replaces the first, which is
+    /// told why and closed, and the new one is the session.
+    @Test func aSecondConnectionFromTheSameDeviceReplacesTheFirst() throws {
+        let scene = try Scene()
+        let first = try HostilePeer(as: scene.b, to: scene.a)
+        let second = try HostilePeer(as: scene.b, to: scene.a)
+        let farewell = try first.receive(until: { _ in false }, timeout: 5)
+        #expect(farewell.contains { if case .goodbye(_, let text) = $0 { text.contains("replaced") } else { false } }, "told why: \(farewell)")
+        #expect(first.closedByPeer)
+        #expect(scene.a.log.contains("event=duplicate-connection peer=\(scene.b.id.prefix(7)) action=replace-old"), "\(scene.a.log.suffix(1500))")
+
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let entry = Entry(suite: "group.test", key: "second", value: .string("v"), version: Version(hlc: HLC(wallMillis: now), origin: second.device))
+        try second.send(.changes(ChangeBatch(after: 0, through: 1, changes: [Change(sequence: 1, entry: entry)])))
+        let acks = try second.receive(until: { $0.contains(.ack(sequence: 1)) })
+        #expect(acks.contains(.ack(sequence: 1)), "\(acks)")
+        #expect(try scene.a.get("second") == "v")
+        try scene.expectHonestSyncFlows("after-second-connection")
     }
 
     @Test func replayedFramesAreHarmlessOrEndTheSession() throws {

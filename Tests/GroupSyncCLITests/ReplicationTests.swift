@@ -38,8 +38,6 @@ import GroupSyncCore
         }
     }
 
-    /// `status` tells how many changes wait for a peer that is away (issue #3): writes made after its session
-    /// ended count, and a peer never reached since the daemon started has no count rather than a false 0.
     /// `init --name` while the daemon runs: its `status` shows the new name, and a peer sees it from the next
     /// connection, without a restart.
     @Test func aRenameWhileTheDaemonRunsIsShownWithoutARestart() throws {
@@ -59,6 +57,8 @@ import GroupSyncCore
         #expect(b.log.contains("name=\"renamed\""), "\(b.log)")
     }
 
+    /// `status` tells how many changes wait for a peer that is away (issue #3): writes made after its session
+    /// ended count, and a peer never reached since the daemon started has no count rather than a false 0.
     @Test func statusCountsWhatWaitsForAPeerThatIsAway() throws {
         let folder = TemporaryFolder()
         let a = try TestDevice("a", in: folder), b = try TestDevice("b", in: folder), never = try TestDevice("never", in: folder)
@@ -100,6 +100,48 @@ import GroupSyncCore
         #expect(away["lastSync"] != nil && away["clockOffsetMillis"] != nil, "\(away)")
         guard case .int(let waiting)? = away["pendingChanges"] else { Issue.record("no pending count for b: \(away)"); return }
         #expect(waiting >= 2, "two writes wait for b: \(away)")
+    }
+
+    /// What `status` knows of a peer that is away outlives the daemon (found by review: after a restart, and
+    /// with no daemon, a peer with changes waiting for it showed no last sync and no pending count).
+    @Test func statusRemembersAPeerThatIsAwayAcrossRestartsAndWithoutADaemon() throws {
+        let folder = TemporaryFolder()
+        let a = try TestDevice("a", in: folder), b = try TestDevice("b", in: folder)
+        for device in [a, b] { try device.start() }
+        try pairAll([a, b])
+        try a.cli.run("set", "group.test", "k0", "v")
+        #expect(try b.await("k0", equals: "v") != nil)
+        func peerB() throws -> [String: Value] {
+            guard case .array(let peers)? = try a.status()["peers"], case .dictionary(let p)? = peers.first else { return [:] }
+            return p
+        }
+        b.stop()
+        let deadline = Date().addingTimeInterval(10)
+        while try peerB()["connected"] != .bool(false), Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        for i in 1...2 { try a.cli.run("set", "group.test", "k\(i)", "v") }
+        let before = try peerB()
+        guard case .int(let pending)? = before["pendingChanges"], case .int? = before["lastSyncMillis"], case .int? = before["clockOffsetMillis"] else {
+            Issue.record("b's status while a's daemon runs: \(before)")
+            return
+        }
+        #expect(pending >= 2)
+
+        #expect(a.stop() == 0)
+        #expect(try a.status()["running"] == .bool(false))
+        #expect(try peerB() == before, "with no daemon, the same as the daemon said")
+        try a.cli.run("set", "group.test", "k3", "v")
+        #expect(try peerB()["pendingChanges"] == .int(pending + 1), "a write made with no daemon is pending too")
+
+        try a.start()
+        var restarted = try peerB()
+        #expect(restarted["lastSyncMillis"] == before["lastSyncMillis"] && restarted["clockOffsetMillis"] == before["clockOffsetMillis"], "\(restarted)")
+        #expect(restarted["pendingChanges"] == .int(pending + 1), "\(restarted)")
+
+        try b.start()
+        while try peerB()["pendingChanges"] != .int(0), Date() < deadline.addingTimeInterval(10) { Thread.sleep(forTimeInterval: 0.05) }
+        restarted = try peerB()
+        #expect(restarted["pendingChanges"] == .int(0), "caught up: \(restarted)")
+        #expect(try b.get("k3") == "v")
     }
 
     @Test func writesOnBothSidesOfAPartitionConvergeOnTheLaterOne() throws {

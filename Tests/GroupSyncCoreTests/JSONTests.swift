@@ -8,6 +8,10 @@ import Testing
         #expect(try JSONParser.parse("7.0") == .double(7.0))
         #expect(try JSONParser.parse("0.25") == .double(0.25))
         #expect(try JSONParser.parse("1e3") == .double(1000))
+        // Zero written as zero stays zero; a tiny number stays tiny (a subnormal), and only one that would become 0 is refused.
+        #expect(try JSONParser.parse("0.0e-400") == .double(0))
+        #expect(try JSONParser.parse("-0.0") == .double(-0.0))
+        #expect(try JSONParser.parse("5e-324") == .double(5e-324))
         #expect(JSONWriter.string(for: .double(7.0)) == "7.0")
         #expect(JSONWriter.string(for: .double(0.25)) == "0.25")
         #expect(JSONWriter.string(for: .int(7)) == "7")
@@ -29,7 +33,7 @@ import Testing
     }
 
     @Test(arguments: ["", "null", "[1,]", "{\"a\":1,\"a\":2}", "01", "1.", "-", "[1 2]", "{\"a\"}", "\"\\x\"", "\"\\ud800\"",
-                      "99999999999999999999", "1e999", "tru", "[", "\"unterminated", "\"a\u{1}\"", "{} {}"])
+                      "99999999999999999999", "1e999", "1e-400", "-2.5e-999", "tru", "[", "\"unterminated", "\"a\u{1}\"", "{} {}"])
     func malformedJSONIsRefused(text: String) {
         #expect(throws: JSONError.self) { try JSONParser.parse(text) }
     }

@@ -346,6 +346,22 @@ import Testing
         #expect(link.closeReasons[0].first.map { if case .peerSilent = $0 { true } else { false } } == true)
     }
 
+    /// A peer that connects and never says `hello` is let go after 90 s of silence, as a silent established
+    /// one is (RELIABILITY.md, "slow-loris, idle handshakes").
+    @Test func aSessionWithoutHelloEndsAfterNinetySeconds() {
+        let net = ReplicationNetwork()
+        let a = net.addNode("a"), b = net.addNode("b")
+        let link = net.link(a, b)
+        link.held[0] = true  // nothing b sends, its hello first, reaches a
+        net.connect(link)
+        let start = net.now
+        net.advance(to: start + 89_000)
+        #expect(link.sessions[0]?.phase == .handshaking)
+        #expect(link.closeReasons[0].isEmpty)
+        net.advance(to: start + 91_000)
+        #expect(link.closeReasons[0].first.map { if case .peerSilent = $0 { true } else { false } } == true, "\(link.closeReasons[0])")
+    }
+
     // MARK: Wall-clock steps
 
     /// The wall-clock steps of the liveness tests: `a`'s clock is set back an hour (a user, a dead CMOS

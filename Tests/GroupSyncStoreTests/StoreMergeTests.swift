@@ -130,7 +130,7 @@ import GroupSyncCore
         let store = try Store(path: folder.path + "/store.db", device: me)
         let reference = MemoryReplicaStore(device: me, storeID: store.storeID)
         let key = "events_focus_intervalDidStart", t0: Int64 = 1_700_000_000_000
-        try store.apply([Entry(suite: "s", key: key, value: .double(Double(t0)), version: Version(hlc: HLC(wallMillis: t0, logical: 0), origin: me))], physicalMillis: t0)
+        _ = try store.apply([Entry(suite: "s", key: key, value: .double(Double(t0)), version: Version(hlc: HLC(wallMillis: t0, logical: 0), origin: me))], physicalMillis: t0)
         _ = reference.apply([Entry(suite: "s", key: key, value: .double(Double(t0)), version: Version(hlc: HLC(wallMillis: t0, logical: 0), origin: me))], physicalMillis: t0)
         let late = Entry(suite: "s", key: key, value: .double(Double(t0 - 600_000)), version: Version(hlc: HLC(wallMillis: t0 + 60_000, logical: 0), origin: Self.origins[0]))
         let result = try store.apply([late], physicalMillis: t0 + 120_000)

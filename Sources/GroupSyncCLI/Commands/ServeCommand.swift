@@ -6,7 +6,7 @@ enum ServeCommand: Command {
     static let name = "serve"
     static let summary = "run the sync daemon in the foreground"
     static let help = """
-        usage: groupsync serve [--listen HOST:PORT] [--home DIR]
+        usage: groupsync serve [--listen HOST:PORT] [--max-clock-drift SECONDS] [--home DIR]
 
         Runs the daemon in the foreground: accepts paired devices over mutually authenticated TLS 1.3,
         dials every paired device (reconnecting with backoff), and sends each one what it lacks. Writes by

@@ -13,7 +13,8 @@ enum StatusCommand: Command {
         device: id, name, address, connected, last sync time, clock offset (the peer's clock minus ours),
         and how many of our changes it has not yet acknowledged (each write counts: three writes of one key
         while it is away are three, though only the last is sent). Without a running daemon, the peers are
-        listed as disconnected and the live fields are null.
+        listed as disconnected with what the daemon knew when its last session with each ended, and every
+        write made since counted as pending; a field never learned (a peer never reached) is null.
 
           --json          one JSON object: id, name, listen, running, peers[{id, name, address, connected,
                           lastSync, lastSyncMillis, clockOffsetMillis, pendingChanges}]
@@ -33,11 +34,19 @@ enum StatusCommand: Command {
             }
             return
         }
-        let devices: [PairedDevice]
-        do { devices = try context.store.pairedDevices() } catch { throw error.asCLIError }
+        // No daemon: what it knew of each peer when their last session ended, with what was written since
+        // counted as pending.
+        let devices: [PairedDevice], remembered: [DeviceID: SessionStatus], head: Int64
+        do {
+            devices = try context.store.pairedDevices()
+            remembered = try context.store.savedSyncStatuses()
+            head = try context.store.lastSequence()
+        } catch { throw error.asCLIError }
         let name = context.home.deviceName() ?? ""
         let report = StatusReport(device: context.deviceID, name: name, listen: nil, running: false, peers: devices.map {
-            StatusReport.Peer(id: $0.id, name: $0.name, address: $0.address, connected: false, lastSyncMillis: nil, clockOffsetMillis: nil, pendingChanges: nil)
+            let known = remembered[$0.id]
+            return StatusReport.Peer(id: $0.id, name: $0.name, address: $0.address, connected: false, lastSyncMillis: known?.lastSyncMillis,
+                                     clockOffsetMillis: known?.clockOffsetMillis, pendingChanges: known?.pendingChanges(head: head))
         })
         Console.out(arguments.has("--json") ? report.json : report.text)
     }

@@ -20,7 +20,7 @@ enum ValueArgument {
             return .int(int)
         case "--double":
             guard let double = DecimalNumber.parse(text) else {
-                throw .badInput("--double expects a finite number such as 0.25, got '\(text)'")
+                throw .badInput("--double expects a number a double can hold, such as 0.25 (finite, and not so near 0 that it becomes 0), got '\(text)'")
             }
             return .double(double)
         case "--bool":

@@ -1,3 +1,5 @@
+import GroupSyncCore
+
 /// A number written the way people and scripts write one: optional sign, digits with an optional decimal
 /// point, an optional exponent (`12`, `-0.25`, `.5`, `1e3`). Swift's `Double(String)` also takes hex floats
 /// (`0x10` is 16), `inf` and `nan`; a command line that took `--double 0x10` or `balance earn 0x1p4` as
@@ -22,7 +24,7 @@ enum DecimalNumber {
             guard exponentDigits > 0 else { return nil }
             bytes = bytes.dropFirst(exponentDigits)
         }
-        guard bytes.isEmpty, let value = Double(text), value.isFinite else { return nil }
+        guard bytes.isEmpty, let value = Double(text), value.isFinite, !DecimalUnderflow.roundedToZero(text, value) else { return nil }
         return value
     }
 

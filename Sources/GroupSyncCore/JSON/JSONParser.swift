@@ -142,7 +142,9 @@ public struct JSONParser {
             guard let int = Int64(text) else { throw JSONError(message: "integer \(text) does not fit in 64 bits", offset: start) }
             return .int(int)
         }
-        guard let double = Double(text), double.isFinite else { throw JSONError(message: "number \(text) is out of range", offset: start) }
+        guard let double = Double(text), double.isFinite, !DecimalUnderflow.roundedToZero(text, double) else {
+            throw JSONError(message: "number \(text) is out of range", offset: start)
+        }
         return .double(double)
     }
 

@@ -68,3 +68,13 @@ public struct SessionStatus: Equatable, Sendable {
     }
     public var isEstablished: Bool { phase == .established }
 }
+
+extension SessionStatus {
+    /// What outlives a session that ended: its last sync, clock offset and pending count, as a store keeps
+    /// them for `status` across daemon restarts (`Store.savedSyncStatuses`). In an extension, so that the
+    /// memberwise initializer stays.
+    public init(rememberedFor peer: DeviceID, lastSyncMillis: Int64?, clockOffsetMillis: Int64?, pendingCount: Int, pendingCountedAtHead: Int64?) {
+        self.init(peer: peer, peerName: nil, phase: .closed, negotiatedVersion: nil, lastSyncMillis: lastSyncMillis,
+                  clockOffsetMillis: clockOffsetMillis, pendingCount: pendingCount, pendingCountedAtHead: pendingCountedAtHead)
+    }
+}

@@ -12,7 +12,7 @@ BENCH_BIN = "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/groupsync-bench
 # Extra arguments for groupsync-bench, e.g. `make bench BENCH_ARGS="--only 1,3"`.
 BENCH_ARGS ?=
 
-.PHONY: deps bench-deps build release demo test soak fuzz bench bench-quick clean
+.PHONY: deps bench-deps build release demo install uninstall test soak fuzz bench bench-quick clean
 
 deps:
 	@Deploy/install-deps.sh
@@ -25,6 +25,17 @@ release: deps
 
 demo: release
 	@Deploy/demo.sh "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/groupsync"
+
+# The release binary, stripped, into PREFIX/bin, and the systemd user unit (Deploy/groupsync.service) where
+# the user's systemd finds it. DESTDIR stages both under another root.
+PREFIX ?= $(HOME)/.local
+DESTDIR ?=
+
+install: release
+	@Deploy/install.sh install "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/groupsync" "$(PREFIX)" "$(DESTDIR)"
+
+uninstall:
+	@Deploy/install.sh uninstall "$(PREFIX)" "$(DESTDIR)"
 
 # The suite takes about 3 minutes. A test that blocks for good would hold CI to its own limit; `timeout`
 # ends the run instead: "Error 124" from make means the tests did not finish within TEST_MINUTES. It sends

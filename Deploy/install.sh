@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs a groupsync binary and its systemd user unit, or removes them:
+#   Deploy/install.sh install BINARY [PREFIX] [DESTDIR]
+#   Deploy/install.sh uninstall [PREFIX] [DESTDIR]
+# PREFIX defaults to ~/.local; the unit goes where the user's systemd looks for that prefix
+# (~/.local/share/systemd/user for ~/.local, PREFIX/lib/systemd/user otherwise). DESTDIR stages the
+# files under another root, as packagers do; the paths written into the unit leave it out.
+set -euo pipefail
+usage() { echo "usage: Deploy/install.sh install BINARY [PREFIX] [DESTDIR] | uninstall [PREFIX] [DESTDIR]" >&2; exit 2; }
+action=${1:-}
+case "$action" in
+  install) binary=${2:-}; [[ -n "$binary" ]] || usage; shift 2 ;;
+  uninstall) shift ;;
+  *) usage ;;
+esac
+prefix=${1:-$HOME/.local}
+destdir=${2:-}
+[[ "$prefix" == /* ]] || { echo "install: PREFIX must be an absolute path, got '$prefix'" >&2; exit 2; }
+if [[ "$prefix" == "$HOME/.local" ]]; then unit_dir="$HOME/.local/share/systemd/user"; else unit_dir="$prefix/lib/systemd/user"; fi
+installed_binary="$destdir$prefix/bin/groupsync"
+installed_unit="$destdir$unit_dir/groupsync.service"
+
+if [[ "$action" == uninstall ]]; then
+  rm -f "$installed_binary" "$installed_unit"
+  echo "removed $installed_binary and $installed_unit"
+  exit 0
+fi
+[[ -x "$binary" ]] || { echo "install: $binary is not an executable" >&2; exit 2; }
+here=$(cd "$(dirname "$0")" && pwd)
+# Stripped: the symbols are most of an unstripped binary's size.
+install -D -m 0755 -s "$binary" "$installed_binary"
+mkdir -p "$(dirname "$installed_unit")"
+sed "s|@BINDIR@|$prefix/bin|g" "$here/groupsync.service" > "$installed_unit"
+chmod 0644 "$installed_unit"
+echo "installed $installed_binary and $installed_unit"

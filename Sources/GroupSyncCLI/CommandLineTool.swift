@@ -85,6 +85,10 @@ public enum CommandLineTool {
                 return ExitCode.success
             }
             try command.run(parsed, Invocation(environment: environment))
+            if let failure = Console.outputFailure {
+                Console.error("groupsync \(name): cannot write its output: \(failure)")
+                return CLIError.failure(failure).exitCode
+            }
             return ExitCode.success
         } catch {
             let hint = if case .usage = error { " (see 'groupsync \(name) --help')" } else { "" }

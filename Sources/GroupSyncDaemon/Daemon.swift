@@ -141,10 +141,22 @@ public final class Daemon: @unchecked Sendable {
 
         var received: Int32 = 0
         sigwait(&stopSignals, &received)
-        log.write("event=stopping signal=\(received == SIGTERM ? "SIGTERM" : "SIGINT")")
+        let status = state.locked { exitStatus }
+        if status == 0 { log.write("event=stopping signal=\(received == SIGTERM ? "SIGTERM" : "SIGINT")") }
         shutdown()
         log.write("event=stopped")
-        return 0
+        return status
+    }
+
+    /// What `run` returns: 0, or 3 once the daemon stopped itself because its store is no longer in the home.
+    private nonisolated(unsafe) var exitStatus: Int32 = 0
+
+    /// Stops the daemon with exit 3 (an environment failure: a supervisor such as the systemd unit starts it
+    /// again), by sending itself the SIGTERM the main thread waits for.
+    private func stopItself(_ why: String) {
+        log.write("event=stopping reason=\"\(why)\" exit=3")
+        state.locked { exitStatus = 3 }
+        kill(getpid(), SIGTERM)
     }
 
     private nonisolated(unsafe) var context: TLSContext?
@@ -433,6 +445,12 @@ public final class Daemon: @unchecked Sendable {
             case .timedOut:
                 if let due = agentRunAt, clock() >= due { runBalanceAgent(state.locked { Array(connections.values) }) }
             case .changed:
+                // A store moved aside, replaced or removed under the daemon: the file it holds open is no longer
+                // where every other process writes, so what they write would never be sent (found by review).
+                // One `stat` per wake-up.
+                guard store.isStillAtItsPath else {
+                    return stopItself("the store \(store.path) was moved, replaced or removed while the daemon ran; start it again to serve the store now in the home")
+                }
                 // Every commit on the machine comes through here, so it reads as little as it can: one read for
                 // the head and the pairing version, one for the keys the notifications and the balance watch.
                 let heads = try? store.headAndPairingVersion()

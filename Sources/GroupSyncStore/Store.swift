@@ -39,11 +39,41 @@ public final class Store: ReplicaStore {
         self.device = device
         self.physicalClock = physicalClock
         self.maxForwardDriftMillis = maxForwardDriftMillis
-        if access(path, F_OK) != 0 { try Self.createAtomically(path) }
+        if access(path, F_OK) != 0 {
+            try Self.refuseLeftoverLog(path)
+            try Self.createAtomically(path)
+        }
         database = try SQLiteDatabase(path: path)
+        var info = stat()
+        if stat(path, &info) == 0 { openedFile = (UInt64(info.st_dev), UInt64(info.st_ino)) }
         schemaVersion = try StoreSchema.prepare(database, raisingVersion: raisingSchemaVersion)
         storeID = try readMeta("store_id").map { String(decoding: $0, as: UTF8.self) } ?? ""
         if try readMeta("balance_epoch_keys") != nil, BalanceAccount.isValidEpoch(storeID) { balanceEpoch = storeID }
+    }
+
+    /// The file this store opened, to tell whether the store at `path` is still it (`isStillAtItsPath`).
+    private var openedFile: (device: UInt64, inode: UInt64)?
+
+    /// Whether `path` still names the file this store opened. It does not once the store was moved aside,
+    /// replaced or removed under a running process, which would otherwise go on reading and writing a file
+    /// nobody else opens any more: what every other process writes, it would never see.
+    public var isStillAtItsPath: Bool {
+        var info = stat()
+        guard let openedFile, stat(path, &info) == 0 else { return false }
+        return (UInt64(info.st_dev), UInt64(info.st_ino)) == openedFile
+    }
+
+    /// A store file gone while its write-ahead log is still there (moved aside or removed without it, often
+    /// while a watch or the daemon held it open, which keeps the log): a new store made here would take that
+    /// log for its own, and SQLite would replay another store's pages into it (found by review: the new
+    /// store came out damaged, or with the old store's ID). The log also holds the old store's latest writes,
+    /// so it is the user's to put back or delete. A shared-memory index alone holds no data and is removed.
+    private static func refuseLeftoverLog(_ path: String) throws(StoreError) {
+        guard access(path + "-wal", F_OK) == 0 else {
+            unlink(path + "-shm")
+            return
+        }
+        throw .cannotOpen(path: path, reason: "it is gone but its write-ahead log \(path)-wal is still here, left by a store moved or removed without it; that log holds the store's latest writes: put it back beside that store, with \(path)-shm, or delete both to start a new store")
     }
 
     /// Makes a new store file whole before it appears under its name. SQLite creates a file empty and writes

@@ -11,7 +11,7 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case let .cannotOpen(path, reason): "cannot open the store \(path): \(reason)"
-        case let .corrupt(path, reason): "the store \(path) is damaged (\(reason)); nothing was changed. To recover, move it aside and let a paired device refill it, or restore it from a backup (peers then resend what the backup lacks)"
+        case let .corrupt(path, reason): "the store \(path) is damaged (\(reason)); nothing was changed. To recover, stop the daemon and move it aside together with its -wal and -shm files, and let a paired device refill it, or restore it from a backup (peers then resend what the backup lacks)"
         case let .diskFull(path): "the disk holding \(path) is full; free some space and try again"
         case .busy: "the store stayed locked by another process for too long"
         case let .sqlite(code, message): "SQLite error \(code): \(message)"

@@ -1,5 +1,6 @@
 import Foundation
 import GroupSyncCore
+import GroupSyncStore
 import GroupSyncTestSupport
 import Testing
 
@@ -21,6 +22,44 @@ import Testing
         }
         let unknown = try cli.run("help", "sett")
         #expect(unknown.status == 2 && unknown.stderr.contains("unknown command 'sett'") && unknown.stdout.isEmpty)
+    }
+
+    /// Output that cannot be written is a failure (exit 3, said on stderr), not a success: a script must not
+    /// take a `get` whose value it never received for one that worked. A reader that went away (EPIPE) is
+    /// not: `watch | head -1` ends with 0 (found by review: `get > /dev/full` exited 0).
+    @Test func outputThatCannotBeWrittenFailsWithExit3() throws {
+        try cli.run("init")
+        try cli.run("set", "s", "k", "v")
+        let environment = ProcessInfo.processInfo.environment.merging(["BIN": GroupSyncBinary.path, "GROUPSYNC_HOME": home]) { $1 }
+        let full = try ChildProcess.run("/bin/bash", ["-c", #""$BIN" get s k > /dev/full; echo "exit $?""#], environment: environment, stderr: .pipe)
+        #expect(full.output == "exit 3\n" && full.errors.contains("cannot write its output: No space left on device"), "\(full.output) \(full.errors)")
+        let closed = try ChildProcess.run("/bin/bash", ["-c", #""$BIN" get s k | true; echo "exit ${PIPESTATUS[0]}""#], environment: environment, stderr: .pipe)
+        #expect(closed.output == "exit 0\n" && closed.errors.isEmpty, "\(closed.output) \(closed.errors)")
+        // watch, once a change comes.
+        let watching = try ChildProcess("/bin/bash", ["-c", #""$BIN" watch s > /dev/full"#], environment: environment, stderr: .pipe)
+        Thread.sleep(forTimeInterval: 0.3)
+        try cli.run("set", "s", "k", "w")
+        #expect(watching.waitForExit(timeout: .seconds(5)) == .exited(3))
+    }
+
+    /// A store whose clock a write made while the wall clock was 2 h ahead moved there: later writes are
+    /// stamped from it and peers refuse them for those 2 h (RELIABILITY.md, known limitation 7). `set` and
+    /// `delete` still succeed, and say so on stderr; a write on a clock in step says nothing.
+    @Test func aWriteStampedFarAheadOfTheClockIsReported() throws {
+        let id = try #require(try cli.run("init").lines.first)
+        #expect(try cli.run("set", "s", "k", "v").stderr.isEmpty)
+        let twoHours: Int64 = 7_200_000
+        do {
+            let glitched = try Store(path: home + "/store.db", device: try DeviceID(parsing: id),
+                                     physicalClock: { WallClock.nowMillis() + twoHours })
+            try glitched.set(.string("written while the clock was ahead"), suite: "s", key: "glitch")
+        }
+        for arguments in [["set", "s", "k", "later"], ["delete", "s", "k"]] {
+            let result = try cli.run(arguments)
+            #expect(result.status == 0)
+            #expect(result.stderr.contains("warning: this write is stamped 7") && result.stderr.contains("s ahead of this device's clock"), "\(result.stderr)")
+        }
+        #expect(try cli.run("get", "s", "k").status == 1, "deleted, as asked")
     }
 
     @Test func initMakesAPrivateHomeAndASecondInitKeepsTheIdentity() throws {

@@ -125,6 +125,46 @@ import GroupSyncTestSupport
         #expect(watcher.nextLine(within: 2)?.contains("\"daemon\"") == true, "a write through the daemon's kept signal file is seen")
     }
 
+    /// A store moved aside (with its log, as the damaged-store message says) under a running `watch` and
+    /// daemon: both say so and exit 3 rather than go on with a file no other process writes (found by review:
+    /// watch went silent for ever, and the daemon would never have sent a later write).
+    @Test func watchAndTheDaemonStopWhenTheStoreIsMovedAside() throws {
+        let folder = TemporaryFolder()
+        let device = try TestDevice("a", in: folder)
+        try device.start()
+        let watcher = try device.cli.start(["watch", "group.watch"])
+        defer { watcher.terminate() }
+        Thread.sleep(forTimeInterval: 0.3)
+        try device.cli.run("set", "group.watch", "before", "1")
+        #expect(watcher.nextLine(within: 2)?.contains("before") == true)
+        let aside = folder.path + "/aside"
+        try FileManager.default.createDirectory(atPath: aside, withIntermediateDirectories: false)
+        for name in ["store.db", "store.db-wal", "store.db-shm"] {
+            try FileManager.default.moveItem(atPath: device.cli.home + "/" + name, toPath: aside + "/" + name)
+        }
+        #expect(try device.cli.run("set", "group.watch", "after", "2").status == 0, "a new store is made in the home")
+        #expect(watcher.waitForExit(timeout: .seconds(5)) == .exited(3))
+        #expect(device.stop() == 3, "the daemon stopped itself: \(device.log.suffix(600))")
+        #expect(device.log.contains("was moved, replaced or removed while the daemon ran"))
+        #expect(try device.cli.run("get", "group.watch", "after").stdout == "2\n")
+    }
+
+    /// A home removed while `watch` runs: the removal succeeds (the watcher used to make `signal/` again under
+    /// `rm -rf`), and watch exits 3.
+    @Test func aHomeRemovedUnderWatchIsGoneAndWatchSaysSo() throws {
+        let folder = TemporaryFolder()
+        let cli = GroupSyncBinary(home: folder.path + "/home")
+        try cli.run("init")
+        try cli.run("set", "s", "k", "v")
+        let watcher = try cli.start(["watch", "s"])
+        defer { watcher.terminate() }
+        Thread.sleep(forTimeInterval: 0.3)
+        let removed = try ChildProcess.run("/bin/rm", ["-rf", cli.home], stderr: .pipe)
+        #expect(removed.status == 0, "\(removed.errors)")
+        #expect(!FileManager.default.fileExists(atPath: cli.home))
+        #expect(watcher.waitForExit(timeout: .seconds(5)) == .exited(3))
+    }
+
     // MARK: helpers
 
     private func runShell(_ script: String, environment: [String: String]) throws -> Int32 {

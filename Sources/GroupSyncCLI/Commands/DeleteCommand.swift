@@ -20,6 +20,7 @@ enum DeleteCommand: Command {
         let context = try DeviceContext.open(home: invocation.home(arguments))
         let change: Change?
         do { change = try context.store.delete(suite: names[0], key: names[1]) } catch { throw error.asCLIError }
+        ClockAheadWarning.check(change, command: name)
         guard change != nil else { throw .notFound("no key '\(names[1])' in suite '\(names[0])'") }
     }
 }

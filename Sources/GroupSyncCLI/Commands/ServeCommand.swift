@@ -39,13 +39,16 @@ enum ServeCommand: Command {
         }
         let context = try DeviceContext.open(home: configuration.home)
         let name = context.home.deviceName() ?? "groupsync"
+        let status: Int32
         do {
             let daemon = try Daemon(configuration: configuration, certificate: context.certificate, deviceName: name)
-            _ = try daemon.run()
+            status = try daemon.run()
         } catch DaemonError.badListenAddress(let text) {
             throw .badInput(text)
         } catch {
             throw .failure(error.description)
         }
+        // The daemon stopped itself; its log says why.
+        guard status == 0 else { throw .failure("the daemon stopped because its store is no longer in \(configuration.home.path) as it was (see the line before)") }
     }
 }

@@ -1,3 +1,5 @@
+import GroupSyncCore
+
 /// `groupsync set SUITE KEY VALUE`, or with a type flag: `groupsync set SUITE KEY --double 0.25`.
 enum SetCommand: Command {
     static let name = "set"
@@ -21,6 +23,8 @@ enum SetCommand: Command {
         let (suite, key) = (arguments.positionals[0], arguments.positionals[1])
         let value = try ValueArgument.parse(arguments, positionalValue: arguments.positionals.count == 3 ? arguments.positionals[2] : nil)
         let context = try DeviceContext.open(home: invocation.home(arguments))
-        do { try context.store.set(value, suite: suite, key: key) } catch { throw error.asCLIError }
+        let change: Change
+        do { change = try context.store.set(value, suite: suite, key: key) } catch { throw error.asCLIError }
+        ClockAheadWarning.check(change, command: name)
     }
 }

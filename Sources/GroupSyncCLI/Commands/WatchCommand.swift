@@ -28,18 +28,29 @@ enum WatchCommand: Command {
         do { watcher = try ChangeWatcher(home: context.home) } catch { throw .failure(error.description) }
         do {
             var position = try context.store.lastSequence()
-            while true {
+            watching: while true {
                 if watcher.wait(output: 1) == .outputClosed { return }  // standard output
-                for change in try context.store.changes(after: position, limit: .max) {
-                    position = change.sequence
-                    // Bytes, as the store compares names: Swift's `==` would also match another suite
-                    // spelled with a different Unicode normalization.
-                    guard change.entry.suite.utf8.elementsEqual(suite.utf8) else { continue }
-                    guard Console.out(EntryFormatting.json(change.entry, includeDeletedFlag: true)) else { return }
+                // A page at a time: a catch-up of many large values in other suites must not all be in
+                // memory at once to print one line (found by review: 200 MB for one line).
+                while true {
+                    let page = try context.store.changes(after: position, limit: 1000)
+                    for change in page {
+                        position = change.sequence
+                        // Bytes, as the store compares names: Swift's `==` would also match another suite
+                        // spelled with a different Unicode normalization.
+                        guard change.entry.suite.utf8.elementsEqual(suite.utf8) else { continue }
+                        guard Console.out(EntryFormatting.json(change.entry, includeDeletedFlag: true)) else { return }
+                    }
+                    if page.count < 1000 { break }
                 }
+                // A store moved aside, replaced or removed is no longer where writers write: once what it
+                // held is printed, say so and stop, rather than wait for ever on a file no one else opens
+                // (found by review).
+                guard context.store.isStillAtItsPath else { break watching }
             }
         } catch {
             throw error.asCLIError
         }
+        throw .failure("the store \(context.store.path) was moved, replaced or removed while watch ran; start watch again")
     }
 }

@@ -18,7 +18,8 @@ public struct Home: Sendable {
         return Home(path: userHome + "/.local/share/groupsync")
     }
 
-    public var storePath: String { path + "/store.db" }
+    public var storePath: String { path + "/" + Self.storeName }
+    public static let storeName = "store.db"
     public var certificatePath: String { path + "/cert.pem" }
     public var privateKeyPath: String { path + "/key.pem" }
     public var namePath: String { path + "/name" }

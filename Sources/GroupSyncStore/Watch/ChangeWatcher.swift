@@ -44,12 +44,15 @@ public final class ChangeWatcher: @unchecked Sendable {
     private static let mask = UInt32(IN_MODIFY) | UInt32(IN_CLOSE_WRITE) | UInt32(IN_MOVED_TO) | UInt32(IN_CREATE)
         | UInt32(IN_DELETE_SELF) | UInt32(IN_MOVE_SELF)
 
-    /// (Re)creates the signal folder and watches it, and watches the home for the folder's removal: the
-    /// folder's own IN_DELETE_SELF comes only once nothing holds it, and a writer that keeps the signal file
-    /// open (the daemon) holds it until its next signal, so changes made meanwhile would be missed.
+    /// Creates the signal folder if missing and watches it, and watches the home for the folder going and
+    /// coming back and for the store file going: the folder's own IN_DELETE_SELF comes only once nothing
+    /// holds it, and a writer that keeps the signal file open (the daemon) holds it until its next signal.
     private static func watch(_ home: Home, with inotifyFD: Int32) -> Bool {
-        _ = inotify_add_watch(inotifyFD, home.path, UInt32(IN_DELETE) | UInt32(IN_MOVED_FROM) | UInt32(IN_ONLYDIR))
-        return home.createChangeSignalFolder() && inotify_add_watch(inotifyFD, home.changeSignalFolder, mask) >= 0
+        // The folder first: made after the home's watch, its creation would read as a change.
+        guard home.createChangeSignalFolder() else { return false }
+        let homeEvents = UInt32(IN_DELETE) | UInt32(IN_MOVED_FROM) | UInt32(IN_CREATE) | UInt32(IN_MOVED_TO) | UInt32(IN_ONLYDIR)
+        _ = inotify_add_watch(inotifyFD, home.path, homeEvents)
+        return inotify_add_watch(inotifyFD, home.changeSignalFolder, mask) >= 0
     }
 
     public enum Wake { case changed, woken, timedOut, outputClosed }
@@ -99,18 +102,20 @@ public final class ChangeWatcher: @unchecked Sendable {
                 }
                 let mask = buffer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self) }
                 if name == Home.changeSignalName { changed = true }
-                // The home says the signal folder went (removed or renamed): make and watch a new one now.
-                if name == Home.changeSignalFolderName, mask & (UInt32(IN_DELETE) | UInt32(IN_MOVED_FROM)) != 0 {
-                    _ = Self.watch(home, with: inotifyFD)
+                // The home says the signal folder went (removed or renamed): a change may have been missed. It is
+                // not made again here: the next writer makes it (`ChangeSignal`), and its creation below is the
+                // signal. Made here, it would come back under a user removing the home (found by review: `rm -rf`
+                // failed on it while a watch ran).
+                if name == Home.changeSignalFolderName, mask & (UInt32(IN_DELETE) | UInt32(IN_MOVED_FROM)) != 0 { changed = true }
+                if name == Home.changeSignalFolderName, mask & (UInt32(IN_CREATE) | UInt32(IN_MOVED_TO)) != 0 {
+                    _ = inotify_add_watch(inotifyFD, home.changeSignalFolder, Self.mask)
                     changed = true
                 }
-                // The folder was removed or moved (its watch is gone: IN_IGNORED follows), or events were lost:
-                // watch a new folder, and count it as a change, since one may have been missed meanwhile.
-                // Without this, every watcher, the daemon's included, would wait for ever.
-                if mask & (UInt32(IN_IGNORED) | UInt32(IN_DELETE_SELF) | UInt32(IN_MOVE_SELF) | UInt32(IN_Q_OVERFLOW)) != 0 {
-                    if mask & UInt32(IN_IGNORED) != 0 { _ = Self.watch(home, with: inotifyFD) }
-                    changed = true
-                }
+                // The store file moved or removed: whoever holds it open must look (`Store.isStillAtItsPath`).
+                if name == Home.storeName, mask & (UInt32(IN_DELETE) | UInt32(IN_MOVED_FROM)) != 0 { changed = true }
+                // The folder's watch is gone, or events were lost: count it as a change, since one may have been
+                // missed meanwhile. Without this, every watcher, the daemon's included, would wait for ever.
+                if mask & (UInt32(IN_IGNORED) | UInt32(IN_DELETE_SELF) | UInt32(IN_MOVE_SELF) | UInt32(IN_Q_OVERFLOW)) != 0 { changed = true }
                 offset += MemoryLayout<inotify_event>.size + nameLength
             }
         }

@@ -114,8 +114,13 @@ public final class ChangeWatcher: @unchecked Sendable {
                 // The store file moved or removed: whoever holds it open must look (`Store.isStillAtItsPath`).
                 if name == Home.storeName, mask & (UInt32(IN_DELETE) | UInt32(IN_MOVED_FROM)) != 0 { changed = true }
                 // The folder's watch is gone, or events were lost: count it as a change, since one may have been
-                // missed meanwhile. Without this, every watcher, the daemon's included, would wait for ever.
-                if mask & (UInt32(IN_IGNORED) | UInt32(IN_DELETE_SELF) | UInt32(IN_MOVE_SELF) | UInt32(IN_Q_OVERFLOW)) != 0 { changed = true }
+                // missed meanwhile, and watch the folder there is now, if a writer made one already (its creation
+                // may be among the events lost). Without this, every watcher, the daemon's included, would wait
+                // for ever.
+                if mask & (UInt32(IN_IGNORED) | UInt32(IN_DELETE_SELF) | UInt32(IN_MOVE_SELF) | UInt32(IN_Q_OVERFLOW)) != 0 {
+                    _ = inotify_add_watch(inotifyFD, home.changeSignalFolder, Self.mask)
+                    changed = true
+                }
                 offset += MemoryLayout<inotify_event>.size + nameLength
             }
         }

@@ -109,13 +109,8 @@ import GroupSyncTestSupport
     /// daemon watch a new one, and writers, the daemon's kept signal file included, signal through it.
     @Test func watchersSurviveTheSignalFolderBeingRemoved() throws {
         let folder = TemporaryFolder()
-        let device = try TestDevice("a", in: folder)
-        try device.start()
-        let watcher = try device.cli.start(["watch", "group.watch"])
+        let (device, watcher) = try runningDeviceAndWatcher(in: folder)
         defer { watcher.terminate() }
-        Thread.sleep(forTimeInterval: 0.3)
-        try device.cli.run("set", "group.watch", "before", "1")
-        #expect(watcher.nextLine(within: 2)?.contains("before") == true)
         try FileManager.default.removeItem(atPath: device.cli.home + "/signal")
         Thread.sleep(forTimeInterval: 0.2)
         try device.cli.run("set", "group.watch", "cli", "2")
@@ -130,13 +125,8 @@ import GroupSyncTestSupport
     /// watch went silent for ever, and the daemon would never have sent a later write).
     @Test func watchAndTheDaemonStopWhenTheStoreIsMovedAside() throws {
         let folder = TemporaryFolder()
-        let device = try TestDevice("a", in: folder)
-        try device.start()
-        let watcher = try device.cli.start(["watch", "group.watch"])
+        let (device, watcher) = try runningDeviceAndWatcher(in: folder)
         defer { watcher.terminate() }
-        Thread.sleep(forTimeInterval: 0.3)
-        try device.cli.run("set", "group.watch", "before", "1")
-        #expect(watcher.nextLine(within: 2)?.contains("before") == true)
         let aside = folder.path + "/aside"
         try FileManager.default.createDirectory(atPath: aside, withIntermediateDirectories: false)
         for name in ["store.db", "store.db-wal", "store.db-shm"] {
@@ -166,6 +156,17 @@ import GroupSyncTestSupport
     }
 
     // MARK: helpers
+
+    /// A device with its daemon running, and a `watch` of `group.watch` that has printed a first write.
+    private func runningDeviceAndWatcher(in folder: TemporaryFolder) throws -> (TestDevice, ChildProcess) {
+        let device = try TestDevice("a", in: folder)
+        try device.start()
+        let watcher = try device.cli.start(["watch", "group.watch"])
+        Thread.sleep(forTimeInterval: 0.3)
+        try device.cli.run("set", "group.watch", "before", "1")
+        #expect(watcher.nextLine(within: 2)?.contains("before") == true)
+        return (device, watcher)
+    }
 
     private func runShell(_ script: String, environment: [String: String]) throws -> Int32 {
         // Its output is not read: a writer the script kills mid-stream must not be waited for as a reader would.

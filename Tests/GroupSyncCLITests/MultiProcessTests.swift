@@ -139,6 +139,27 @@ import GroupSyncTestSupport
         #expect(try device.cli.run("get", "group.watch", "after").stdout == "2\n")
     }
 
+    /// One commit of 2,500 changes, three of them in the watched suite, spread over what `watch` reads a
+    /// page of 1,000 at a time: every one is printed, in order, and nothing of the other suite.
+    @Test func watchPrintsEveryChangeOfItsSuiteAcrossPagesOfALargeCommit() throws {
+        let folder = TemporaryFolder()
+        let cli = GroupSyncBinary(home: folder.path + "/home")
+        let id = try #require(try cli.run("init").lines.first)
+        let watcher = try cli.start(["watch", "w"])
+        defer { watcher.terminate() }
+        Thread.sleep(forTimeInterval: 0.3)
+        let store = try Store(path: cli.home + "/store.db", device: try DeviceID(parsing: id))
+        let writes = (0..<2500).map { i -> LocalWrite in
+            [0, 1499, 2499].contains(i) ? .set(suite: "w", key: "k\(i)", value: .int(Int64(i))) : .set(suite: "other", key: "k\(i)", value: .int(Int64(i)))
+        }
+        _ = try store.write(writes)
+        ChangeSignal(home: Home(path: cli.home)).post()
+        let lines = (0..<3).compactMap { _ in watcher.nextLine(within: 5) }
+        #expect(lines.count == 3)
+        for (line, key) in zip(lines, ["k0", "k1499", "k2499"]) { #expect(line.contains("\"key\":\"\(key)\""), "\(line)") }
+        #expect(watcher.nextLine(within: 0.3) == nil, "nothing of the other suite")
+    }
+
     /// A home removed while `watch` runs: the removal succeeds (the watcher used to make `signal/` again under
     /// `rm -rf`), and watch exits 3.
     @Test func aHomeRemovedUnderWatchIsGoneAndWatchSaysSo() throws {

@@ -67,12 +67,13 @@ public final class Store: ReplicaStore {
     /// while a watch or the daemon held it open, which keeps the log): a new store made here would take that
     /// log for its own, and SQLite would replay another store's pages into it (found by review: the new
     /// store came out damaged, or with the old store's ID). The log also holds the old store's latest writes,
-    /// so it is the user's to put back or delete. A shared-memory index alone holds no data and is removed.
+    /// so it is the user's to put back or delete. A shared-memory index alone is left to SQLite, which
+    /// rebuilds one that no process holds (removing it could pull it from under a process creating the
+    /// store at this moment).
     private static func refuseLeftoverLog(_ path: String) throws(StoreError) {
-        guard access(path + "-wal", F_OK) == 0 else {
-            unlink(path + "-shm")
-            return
-        }
+        // The store checked again after the log: another process creating the store at the same moment has
+        // linked it into place before opening it, which is what made the log.
+        guard access(path + "-wal", F_OK) == 0, access(path, F_OK) != 0 else { return }
         throw .cannotOpen(path: path, reason: "it is gone but its write-ahead log \(path)-wal is still here, left by a store moved or removed without it; that log holds the store's latest writes: put it back beside that store, with \(path)-shm, or delete both to start a new store")
     }
 

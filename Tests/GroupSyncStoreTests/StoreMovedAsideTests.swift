@@ -34,7 +34,7 @@ import Testing
         #expect(fresh.isStillAtItsPath)
     }
 
-    /// A shared-memory index left alone holds no data: it is removed, and a new store is made.
+    /// A shared-memory index left alone holds no data: SQLite rebuilds it, and a new store is made.
     @Test func aLeftoverIndexAloneDoesNotStopANewStore() throws {
         let folder = TemporaryFolder()
         let path = folder.path + "/store.db"

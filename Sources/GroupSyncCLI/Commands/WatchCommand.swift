@@ -18,6 +18,8 @@ enum WatchCommand: Command {
         \(homeHelp)
         """
     static let flags = FlagSpec.with(switches: ["--json"])
+    /// Changes read from the store at a time.
+    static let pageSize = 1000
 
     static func run(_ arguments: ParsedArguments, _ invocation: Invocation) throws(CLIError) {
         let suite = try arguments.positionals("SUITE")[0]
@@ -33,7 +35,7 @@ enum WatchCommand: Command {
                 // A page at a time: a catch-up of many large values in other suites must not all be in
                 // memory at once to print one line (found by review: 200 MB for one line).
                 while true {
-                    let page = try context.store.changes(after: position, limit: 1000)
+                    let page = try context.store.changes(after: position, limit: pageSize)
                     for change in page {
                         position = change.sequence
                         // Bytes, as the store compares names: Swift's `==` would also match another suite
@@ -41,7 +43,7 @@ enum WatchCommand: Command {
                         guard change.entry.suite.utf8.elementsEqual(suite.utf8) else { continue }
                         guard Console.out(EntryFormatting.json(change.entry, includeDeletedFlag: true)) else { return }
                     }
-                    if page.count < 1000 { break }
+                    if page.count < pageSize { break }
                 }
                 // A store moved aside, replaced or removed is no longer where writers write: once what it
                 // held is printed, say so and stop, rather than wait for ever on a file no one else opens

@@ -52,7 +52,13 @@ public final class ChangeWatcher: @unchecked Sendable {
         guard home.createChangeSignalFolder() else { return false }
         let homeEvents = UInt32(IN_DELETE) | UInt32(IN_MOVED_FROM) | UInt32(IN_CREATE) | UInt32(IN_MOVED_TO) | UInt32(IN_ONLYDIR)
         _ = inotify_add_watch(inotifyFD, home.path, homeEvents)
-        return inotify_add_watch(inotifyFD, home.changeSignalFolder, mask) >= 0
+        return watchSignalFolder(home, with: inotifyFD)
+    }
+
+    /// Watches the signal folder now in the home, if there is one (false if not); the same folder twice is one watch.
+    @discardableResult
+    private static func watchSignalFolder(_ home: Home, with inotifyFD: Int32) -> Bool {
+        inotify_add_watch(inotifyFD, home.changeSignalFolder, mask) >= 0
     }
 
     public enum Wake { case changed, woken, timedOut, outputClosed }
@@ -108,7 +114,7 @@ public final class ChangeWatcher: @unchecked Sendable {
                 // failed on it while a watch ran).
                 if name == Home.changeSignalFolderName, mask & (UInt32(IN_DELETE) | UInt32(IN_MOVED_FROM)) != 0 { changed = true }
                 if name == Home.changeSignalFolderName, mask & (UInt32(IN_CREATE) | UInt32(IN_MOVED_TO)) != 0 {
-                    _ = inotify_add_watch(inotifyFD, home.changeSignalFolder, Self.mask)
+                    Self.watchSignalFolder(home, with: inotifyFD)
                     changed = true
                 }
                 // The store file moved or removed: whoever holds it open must look (`Store.isStillAtItsPath`).
@@ -118,7 +124,7 @@ public final class ChangeWatcher: @unchecked Sendable {
                 // may be among the events lost). Without this, every watcher, the daemon's included, would wait
                 // for ever.
                 if mask & (UInt32(IN_IGNORED) | UInt32(IN_DELETE_SELF) | UInt32(IN_MOVE_SELF) | UInt32(IN_Q_OVERFLOW)) != 0 {
-                    _ = inotify_add_watch(inotifyFD, home.changeSignalFolder, Self.mask)
+                    Self.watchSignalFolder(home, with: inotifyFD)
                     changed = true
                 }
                 offset += MemoryLayout<inotify_event>.size + nameLength

@@ -1,6 +1,7 @@
 import Foundation
 import GroupSyncCore
 import GroupSyncTestSupport
+import Testing
 
 /// A device for multi-device tests: its own home, the real `groupsync` binary, and a real daemon process
 /// listening on a free loopback port.
@@ -96,4 +97,15 @@ typealias FixtureError = HarnessError
 /// Pairs every device with every other one.
 func pairAll(_ devices: [TestDevice]) throws {
     for a in devices { for b in devices where a !== b { try a.pair(with: b) } }
+}
+
+/// Devices `a` and `b` with their daemons running and paired, once a first write on `a` (key `first` in
+/// `group.test`) has reached `b`: their session is up.
+func syncedPair(in folder: TemporaryFolder) throws -> (a: TestDevice, b: TestDevice) {
+    let a = try TestDevice("a", in: folder), b = try TestDevice("b", in: folder)
+    for device in [a, b] { try device.start() }
+    try pairAll([a, b])
+    try a.cli.run("set", "group.test", "first", "1")
+    #expect(try b.await("first", equals: "1") != nil, "the first write reached b")
+    return (a, b)
 }

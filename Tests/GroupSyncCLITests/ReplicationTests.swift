@@ -42,11 +42,7 @@ import GroupSyncCore
     /// connection, without a restart.
     @Test func aRenameWhileTheDaemonRunsIsShownWithoutARestart() throws {
         let folder = TemporaryFolder()
-        let a = try TestDevice("a", in: folder), b = try TestDevice("b", in: folder)
-        for device in [a, b] { try device.start() }
-        try pairAll([a, b])
-        try a.cli.run("set", "group.test", "k", "v")
-        #expect(try b.await("k", equals: "v") != nil)
+        let (a, b) = try syncedPair(in: folder)
         #expect(try a.cli.run("init", "--name", "renamed").status == 0)
         #expect(try a.status()["name"] == .string("renamed"))
         // b learns names from hellos: reconnect by restarting b.
@@ -106,11 +102,7 @@ import GroupSyncCore
     /// with no daemon, a peer with changes waiting for it showed no last sync and no pending count).
     @Test func statusRemembersAPeerThatIsAwayAcrossRestartsAndWithoutADaemon() throws {
         let folder = TemporaryFolder()
-        let a = try TestDevice("a", in: folder), b = try TestDevice("b", in: folder)
-        for device in [a, b] { try device.start() }
-        try pairAll([a, b])
-        try a.cli.run("set", "group.test", "k0", "v")
-        #expect(try b.await("k0", equals: "v") != nil)
+        let (a, b) = try syncedPair(in: folder)
         func peerB() throws -> [String: Value] {
             guard case .array(let peers)? = try a.status()["peers"], case .dictionary(let p)? = peers.first else { return [:] }
             return p

@@ -11,11 +11,7 @@ import Testing
 @Suite struct UnannouncedChangeTests {
     @Test func aCommitWithoutItsSignalReachesThePeerAtTheNextKeepAlive() throws {
         let folder = TemporaryFolder()
-        let a = try TestDevice("a", in: folder), b = try TestDevice("b", in: folder)
-        for device in [a, b] { try device.start() }
-        try pairAll([a, b])
-        try a.cli.run("set", "group.test", "announced", "1")
-        #expect(try b.await("announced", equals: "1") != nil)
+        let (a, b) = try syncedPair(in: folder)
         // The store written directly, with no `didCommit`: nothing tells the daemon.
         let store = try Store(path: a.cli.home + "/store.db", device: try DeviceID(parsing: a.id))
         try store.set(.string("v"), suite: "group.test", key: "unannounced")

@@ -52,6 +52,8 @@ public final class Daemon: @unchecked Sendable {
     private nonisolated(unsafe) var connectionThreads = 0
     /// What we last knew of each peer's session, kept after it disconnects for `status`.
     private nonisolated(unsafe) var lastKnown: [DeviceID: SessionStatus] = [:]
+    /// Why the last dial or session with each peer failed, for `status`; removed when one ends without failing.
+    private nonisolated(unsafe) var lastErrors: [DeviceID: String] = [:]
     private let allowed = AllowedPeers()
     private let admission = Admission()
     private let throttled: LogThrottle
@@ -227,6 +229,7 @@ public final class Daemon: @unchecked Sendable {
             for id in old.keys where paired[id] == nil {
                 if let connection = connections.removeValue(forKey: id) { removed.append(connection) }
                 lastKnown[id] = nil
+                lastErrors[id] = nil
             }
         }
         allowed.replace(with: Set(devices.map(\.id)))
@@ -340,6 +343,7 @@ public final class Daemon: @unchecked Sendable {
             if connections[peer] === connection { connections[peer] = nil }
             // A peer removed meanwhile keeps no status: paired again, it starts afresh.
             guard paired[peer] != nil else { return nil }
+            lastErrors[peer] = connection.status.failure
             let known = connection.status.carryingOver(from: lastKnown[peer])
             lastKnown[peer] = known
             return known
@@ -391,6 +395,7 @@ public final class Daemon: @unchecked Sendable {
                     if monotonicMillis() - started > 10_000 { backoff.reset() }
                 } catch {
                     let text = "\(error)"
+                    state.locked { lastErrors[peer] = "cannot connect to \(address): \(text)" }
                     if text != lastError {
                         log.write("event=dial-failed peer=\(peer.short) address=\(address) error=\"\(text)\" retry=backoff")
                         lastError = text
@@ -552,7 +557,8 @@ public final class Daemon: @unchecked Sendable {
                 return StatusReport.Peer(id: device.id, name: device.name, address: device.address,
                                          connected: live?.isEstablished ?? false,
                                          lastSyncMillis: known?.lastSyncMillis, clockOffsetMillis: known?.clockOffsetMillis,
-                                         pendingChanges: pending)
+                                         pendingChanges: pending,
+                                         lastError: live?.isEstablished == true ? nil : lastErrors[device.id])
             }
             return StatusReport(device: certificate.deviceID, name: name, listen: boundAddress.description, running: true, peers: peers)
         }

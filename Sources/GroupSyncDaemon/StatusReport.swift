@@ -11,8 +11,13 @@ public struct StatusReport: Sendable {
         public var clockOffsetMillis: Int64?
         /// Our changes the peer has not acknowledged; `nil` when unknown (not seen since the daemon started).
         public var pendingChanges: Int?
+        /// Why the last connection attempt or session with the peer failed (a refused dial, a clock too far off,
+        /// a full disk); nil while connected, after a session that ended without failing, and when the daemon
+        /// has not tried since it started.
+        public var lastError: String?
 
-        public init(id: DeviceID, name: String, address: String, connected: Bool, lastSyncMillis: Int64?, clockOffsetMillis: Int64?, pendingChanges: Int?) {
+        public init(id: DeviceID, name: String, address: String, connected: Bool, lastSyncMillis: Int64?, clockOffsetMillis: Int64?,
+                    pendingChanges: Int?, lastError: String? = nil) {
             self.id = id
             self.name = name
             self.address = address
@@ -20,6 +25,7 @@ public struct StatusReport: Sendable {
             self.lastSyncMillis = lastSyncMillis
             self.clockOffsetMillis = clockOffsetMillis
             self.pendingChanges = pendingChanges
+            self.lastError = lastError
         }
     }
 
@@ -53,6 +59,7 @@ public struct StatusReport: Sendable {
             p.addRaw("lastSyncMillis", json: peer.lastSyncMillis.map { String($0) } ?? "null")
             p.addRaw("clockOffsetMillis", json: peer.clockOffsetMillis.map { String($0) } ?? "null")
             p.addRaw("pendingChanges", json: peer.pendingChanges.map { String($0) } ?? "null")
+            p.addRaw("lastError", json: peer.lastError.map { JSONWriter.string(for: .string($0)) } ?? "null")
             return p.text
         }
         object.addRaw("peers", json: "[" + peerObjects.joined(separator: ",") + "]")
@@ -68,6 +75,7 @@ public struct StatusReport: Sendable {
             if let offset = peer.clockOffsetMillis { line += "  clock offset \(offset) ms" }
             if let pending = peer.pendingChanges { line += "  \(pending) pending" }
             lines.append(line)
+            if let error = peer.lastError { lines.append("         last error: \(error)") }
         }
         return lines.joined(separator: "\n")
     }

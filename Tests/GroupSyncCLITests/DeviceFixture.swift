@@ -72,6 +72,13 @@ final class TestDevice {
         return object
     }
 
+    /// This device's `status --json` row for `other` (empty if it has none).
+    func peerStatus(_ other: TestDevice) throws -> [String: Value] {
+        guard case .array(let peers)? = try status()["peers"] else { return [:] }
+        for case .dictionary(let peer) in peers where peer["id"] == .string(other.id) { return peer }
+        return [:]
+    }
+
     func get(_ key: String, suite: String = "group.test") throws -> String? {
         let result = try cli.run("get", suite, key)
         return result.status == 0 ? String(result.stdout.dropLast()) : nil

@@ -103,10 +103,7 @@ import GroupSyncCore
     @Test func statusRemembersAPeerThatIsAwayAcrossRestartsAndWithoutADaemon() throws {
         let folder = TemporaryFolder()
         let (a, b) = try syncedPair(in: folder)
-        func peerB() throws -> [String: Value] {
-            guard case .array(let peers)? = try a.status()["peers"], case .dictionary(let p)? = peers.first else { return [:] }
-            return p
-        }
+        func peerB() throws -> [String: Value] { try a.peerStatus(b) }
         b.stop()
         let deadline = Date().addingTimeInterval(10)
         while try peerB()["connected"] != .bool(false), Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
@@ -120,7 +117,9 @@ import GroupSyncCore
 
         #expect(a.stop() == 0)
         #expect(try a.status()["running"] == .bool(false))
-        #expect(try peerB() == before, "with no daemon, the same as the daemon said")
+        var known = before
+        known["lastError"] = nil  // the daemon's failed dials since b stopped: not kept
+        #expect(try peerB() == known, "with no daemon, the same as the daemon said")
         try a.cli.run("set", "group.test", "k3", "v")
         #expect(try peerB()["pendingChanges"] == .int(pending + 1), "a write made with no daemon is pending too")
 
@@ -134,6 +133,30 @@ import GroupSyncCore
         restarted = try peerB()
         #expect(restarted["pendingChanges"] == .int(0), "caught up: \(restarted)")
         #expect(try b.get("k3") == "v")
+    }
+
+    /// While the daemon runs, `status` says why a peer is not in sync: here nothing answers at its address.
+    /// Once the peer is up, the error is gone.
+    @Test func statusSaysWhyAPeerCannotBeReached() throws {
+        let folder = TemporaryFolder()
+        let a = try TestDevice("a", in: folder), b = try TestDevice("b", in: folder)
+        try b.start()
+        b.stop()  // b's address, with nothing listening there
+        try a.start()
+        try pairAll([a, b])
+        let deadline = Date().addingTimeInterval(10)
+        while try a.peerStatus(b)["lastError"] == nil, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        guard case .string(let error)? = try a.peerStatus(b)["lastError"] else {
+            Issue.record("no last error for b: \(String(describing: try? a.peerStatus(b)))")
+            return
+        }
+        #expect(error.hasPrefix("cannot connect to \(b.address): "), "\(error)")
+        #expect(try a.cli.run("status").stdout.contains("\n         last error: cannot connect to \(b.address): "))
+
+        try b.start()
+        while try a.peerStatus(b)["connected"] != .bool(true), Date() < deadline.addingTimeInterval(20) { Thread.sleep(forTimeInterval: 0.05) }
+        let connected = try a.peerStatus(b)
+        #expect(connected["connected"] == .bool(true) && connected["lastError"] == nil, "\(connected)")
     }
 
     @Test func writesOnBothSidesOfAPartitionConvergeOnTheLaterOne() throws {

@@ -231,6 +231,8 @@ import Testing
         #expect(link.closeReasons[1] == [.clockSkew(offsetMillis: -360_000, boundMillis: 300_000)])
         #expect(link.framesSent[0].contains { if case .error(.clockSkew, _) = $0 { true } else { false } })
         #expect(b.store.entries.isEmpty)
+        // A failure `status` shows as the peer's last error, on both sides.
+        #expect(link.closeReasons.allSatisfy { $0.first?.isFailure == true })
     }
 
     @Test func theRefusingSideExplainsItselfToThePeer() {
@@ -695,6 +697,7 @@ import Testing
         let outputs = session.start(at: .both(0), store: store)
         #expect(outputs.last == .close(.storeFailed("reading the watermark: disk on fire")))
         #expect(session.isClosed)
+        #expect(session.status.failure == "the store failed: reading the watermark: disk on fire")
     }
 
     @Test func shutdownSaysGoodbye() {
@@ -706,6 +709,8 @@ import Testing
         #expect(link.closeReasons[0] == [.shutdown("daemon stopping")])
         #expect(link.closeReasons[1] == [.peerSaidGoodbye(.shutdown, "daemon stopping")])
         #expect(!link.isUp)
+        // Ended on purpose, by either side: not an error to show in `status`.
+        #expect(link.closeReasons.allSatisfy { $0.first?.isFailure == false })
     }
 
     /// A connection that ended under the session (the peer closed it without a goodbye) closes the session
@@ -720,6 +725,8 @@ import Testing
         #expect(outputs.last == .close(.connectionLost("connection lost: the peer closed the connection")))
         #expect(CloseReason.connectionLost("x").code == nil && CloseReason.connectionLost("x").description == "x")
         #expect(outputs.contains { if case .log(let line) = $0 { line.contains("code=none") } else { false } }, "\(outputs)")
+        #expect(link.sessions[0]!.status.failure == "connection lost: the peer closed the connection")
+        #expect(link.sessions[1]!.status.failure == nil, "still running")
     }
 
     @Test func statusReportsTheSession() {
@@ -737,6 +744,7 @@ import Testing
         #expect(status.clockOffsetMillis == 1_000)
         #expect(status.pendingCount == 0)
         #expect(status.lastSyncMillis == net.now)
+        #expect(status.closeReason == nil && status.failure == nil, "a running session has no failure")
     }
 }
 

@@ -15,9 +15,12 @@ enum StatusCommand: Command {
         while it is away are three, though only the last is sent). Without a running daemon, the peers are
         listed as disconnected with what the daemon knew when its last session with each ended, and every
         write made since counted as pending; a field never learned (a peer never reached) is null.
+        While the daemon runs, a peer it cannot sync with also shows its last error: why the last connection
+        attempt or session failed (the peer unreachable, a clock too far off, a full disk); null while
+        connected, and without a daemon.
 
           --json          one JSON object: id, name, listen, running, peers[{id, name, address, connected,
-                          lastSync, lastSyncMillis, clockOffsetMillis, pendingChanges}]
+                          lastSync, lastSyncMillis, clockOffsetMillis, pendingChanges, lastError}]
         \(homeHelp)
         """
     static let flags = FlagSpec.with(switches: ["--json"])
@@ -61,7 +64,8 @@ enum StatusCommand: Command {
             guard case .dictionary(let p) = peer, let peerID = string(p["id"]).flatMap({ try? DeviceID(parsing: $0) }) else { return nil }
             return StatusReport.Peer(id: peerID, name: string(p["name"]) ?? "", address: string(p["address"]) ?? "",
                                      connected: p["connected"] == .bool(true), lastSyncMillis: int(p["lastSyncMillis"]),
-                                     clockOffsetMillis: int(p["clockOffsetMillis"]), pendingChanges: int(p["pendingChanges"]).map(Int.init))
+                                     clockOffsetMillis: int(p["clockOffsetMillis"]), pendingChanges: int(p["pendingChanges"]).map(Int.init),
+                                     lastError: string(p["lastError"]))
         })
         return report.text
     }

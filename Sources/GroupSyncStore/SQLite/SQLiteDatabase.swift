@@ -87,6 +87,9 @@ final class SQLiteDatabase {
         case SQLITE_BUSY, SQLITE_LOCKED: return .busy
         case SQLITE_CORRUPT, SQLITE_NOTADB: return .corrupt(path: path, reason: message)
         case SQLITE_FULL: return .diskFull(path: path)
+        // A disk full under SQLite's own files (making the shared-memory index a reader needs, growing the
+        // log) comes as an I/O error: named for what it is, so the user knows to free space.
+        case SQLITE_IOERR where [ENOSPC, EDQUOT].contains(sqlite3_system_errno(handle)): return .diskFull(path: path)
         case SQLITE_READONLY, SQLITE_PERM, SQLITE_CANTOPEN: return .cannotOpen(path: path, reason: message)
         default: return .sqlite(code: code, message: message)
         }

@@ -39,6 +39,16 @@ public enum CloseReason: Error, Equatable, CustomStringConvertible {
         }
     }
 
+    /// Whether the session ended on a failure someone should know of (`status` shows it as the peer's last
+    /// error), rather than because one of the two devices chose to end it (a daemon stopping, a peer removed, a
+    /// newer connection). A lost connection and a silent peer count: they say why the peer is not in sync.
+    public var isFailure: Bool {
+        switch self {
+        case .shutdown, .peerSaidGoodbye: false
+        default: true
+        }
+    }
+
     /// The last message of the session, if the peer should hear one.
     var farewell: Message? {
         guard let code else { return nil }

@@ -41,6 +41,8 @@ public struct PeerSession: Sendable {
     /// Our head when `pendingCount` was last counted; nil until it first was (a session refused before it was
     /// established never counts, and its 0 means nothing).
     public internal(set) var pendingCountedAtHead: Int64?
+    /// Why the session ended, once it has.
+    public internal(set) var closeReason: CloseReason?
 
     var decoder: FrameDecoder
     var outbox: [SessionOutput] = []
@@ -110,7 +112,7 @@ public struct PeerSession: Sendable {
     public var status: SessionStatus {
         SessionStatus(peer: peer, peerName: peerName, phase: phase, negotiatedVersion: negotiatedVersion,
                       lastSyncMillis: lastSyncMillis, clockOffsetMillis: clockOffsetMillis, pendingCount: pendingCount,
-                      pendingCountedAtHead: pendingCountedAtHead)
+                      pendingCountedAtHead: pendingCountedAtHead, closeReason: closeReason)
     }
 
     public var isClosed: Bool { phase == .closed }
@@ -209,6 +211,7 @@ public struct PeerSession: Sendable {
             if let farewell = error.farewell, phase != .idle { send(farewell) }
             log("closed", "code=\(error.code?.description ?? "none") reason=\(quoted(error.description))")
             phase = .closed
+            closeReason = error
             outbox.append(.close(error))
         }
         let outputs = outbox

@@ -38,6 +38,11 @@ public struct SessionStatus: Equatable, Sendable {
     public var pendingCount: Int
     /// Our head when that was counted; nil if it never was (then `pendingCount` means nothing).
     public var pendingCountedAtHead: Int64? = nil
+    /// Why the session ended; nil while it runs.
+    public var closeReason: CloseReason? = nil
+
+    /// What `status` shows as the peer's last error: why the session ended, if that was a failure.
+    public var failure: String? { closeReason.flatMap { $0.isFailure ? $0.description : nil } }
 
     /// `pendingCount` if it was ever counted.
     public var countedPending: Int? { pendingCountedAtHead == nil ? nil : pendingCount }

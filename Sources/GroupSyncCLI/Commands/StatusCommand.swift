@@ -12,7 +12,9 @@ enum StatusCommand: Command {
         Shows this device's ID and name, whether its daemon runs and where it listens, and for each paired
         device: id, name, address, connected, last sync time, clock offset (the peer's clock minus ours),
         and how many of our changes it has not yet acknowledged (each write counts: three writes of one key
-        while it is away are three, though only the last is sent). Without a running daemon, the peers are
+        while it is away are three, though only the last is sent; "our changes" are every change in this
+        device's store: its own writes, what it relays from other devices, and GroupSync's own records such
+        as the balance's). Without a running daemon, the peers are
         listed as disconnected with what the daemon knew when its last session with each ended, and every
         write made since counted as pending; a field never learned (a peer never reached) is null.
         While the daemon runs, a peer it cannot sync with also shows its last error: why the last connection

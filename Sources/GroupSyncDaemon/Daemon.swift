@@ -277,7 +277,10 @@ public final class Daemon: @unchecked Sendable {
                     admission.release(host: host)
                 } catch {
                     admission.release(host: host)
-                    throttled.write(key: "refused \(host) \(error)", "event=refused remote=\(pending.remoteAddress) reason=\"\(error)\"")
+                    // Keyed by what went wrong, not by which device: a stranger can make up a new device ID for
+                    // every connection, and one line per ID would let it fill the log (found by audit).
+                    let what = if case TransportError.peerNotAllowed = error { "not paired" } else { "\(error)" }
+                    throttled.write(key: "refused \(host) \(what)", "event=refused remote=\(pending.remoteAddress) reason=\"\(error)\"")
                     pending.close()
                     return
                 }

@@ -196,6 +196,14 @@ import GroupSyncTransport
                 connection.close()
             }
         }
+        // Strangers with a new identity for every connection: the device ID in the refusal changes each time.
+        for _ in 0..<10 {
+            let context = try TLSContext(certificate: try DeviceCertificate.generate()) { _ in true }
+            if let connection = try? TLSConnection.connect(host: "127.0.0.1", port: a.port, context: context, timeout: .seconds(5)) {
+                _ = try? connection.read(timeout: .seconds(2))
+                connection.close()
+            }
+        }
         // Slow-loris: connections that trickle a TLS ClientHello (which announces 512 bytes) two bytes a second.
         let loris = try (0..<3).map { _ in try LoopbackSocket(port: a.port) }
         let clientHello: [UInt8] = [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03] + Array(repeating: 0x42, count: 100)
@@ -225,6 +233,8 @@ import GroupSyncTransport
         let log = a.log.split(separator: "\n")
         let strangerLines = log.filter { $0.contains("event=refused") && $0.contains(String(stranger.id.prefix(7))) }
         #expect(strangerLines.count == 1, "an unpaired device dialing 10 times is logged once: \(strangerLines)")
+        let notPaired = log.filter { $0.contains("event=refused") && $0.contains("it is not paired") }
+        #expect(notPaired.count == 1, "11 unpaired identities from one host are logged once: \(notPaired)")
         let busyLines = log.filter { $0.contains("too many handshakes in progress") }
         #expect(busyLines.count == 1, "the flood is logged once: \(busyLines.count) lines")
         #expect(a.daemon?.isRunning == true)

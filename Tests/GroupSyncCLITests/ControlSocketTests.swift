@@ -202,6 +202,28 @@ import Testing
         #expect(try device.cli.run("status").status == 0, "others are still served")
     }
 
+    /// A client that pipelines many `get`s of a large value and reads none of the answers makes the daemon
+    /// hold about one answer, not one per request (found by audit: 100 `get`s of a 1 MiB value grew it by
+    /// 410 MB until the client left). Others are served meanwhile.
+    @Test func pipelinedLargeReadsNeverReadCannotGrowTheDaemon() throws {
+        let folder = TemporaryFolder()
+        let device = try TestDevice("a", in: folder)
+        try device.start()
+        let pid = try #require(device.daemon?.pid)
+        let store = try Store(path: device.cli.home + "/store.db", device: try DeviceID(parsing: device.id))
+        try store.set(.string(String(repeating: "x", count: Store.maxValueBytes - 16)), suite: "s", key: "big")
+        let before = try ProcFS.statusField(pid, "VmHWM:")
+        let client = try UnixClient(path: device.cli.home + "/control.sock")
+        let gets = String(repeating: #"{"command":"get","suite":"s","key":"big"}"# + "\n", count: 60)
+        #expect(client.send(Array(gets.utf8)))
+        Thread.sleep(forTimeInterval: 3)  // time to make every answer, as the daemon did before
+        #expect(try device.cli.run("status").status == 0, "others are still served")
+        let grown = try ProcFS.statusField(pid, "VmHWM:") - before
+        #expect(grown < 48 * 1024, "the daemon's peak grew by \(grown / 1024) MB for 60 unread answers of 1 MiB")
+        print("60 unread answers of 1 MiB: the daemon's peak resident memory grew by \(grown / 1024) MB")
+        // The client goes (its deinit closes the socket) and the daemon carries on.
+    }
+
     /// Bad bytes and over-long lines get an error answer, never a repaired or truncated request.
     @Test func invalidUTF8AndOverLongLinesAreRefusedWithAnAnswer() throws {
         let folder = TemporaryFolder()

@@ -47,6 +47,20 @@ static inline gboolean gs_bus_start_service(GDBusConnection *connection, const g
     return TRUE;
 }
 
+// org.freedesktop.Notifications.GetCapabilities, sent to one server instance, bounded by `timeout_ms`: a
+// NULL-terminated array to be g_strfreev'd, or NULL with error.
+static inline gchar **gs_notifications_server_capabilities(GDBusConnection *connection, const gchar *destination,
+        gint timeout_ms, GError **error) {
+    GVariant *reply = g_dbus_connection_call_sync(connection, destination, "/org/freedesktop/Notifications",
+        "org.freedesktop.Notifications", "GetCapabilities", NULL, G_VARIANT_TYPE("(as)"),
+        G_DBUS_CALL_FLAGS_NO_AUTO_START, timeout_ms, NULL, error);
+    if (reply == NULL) return NULL;
+    gchar **capabilities = NULL;
+    g_variant_get(reply, "(^as)", &capabilities);
+    g_variant_unref(reply);
+    return capabilities;
+}
+
 // org.freedesktop.Notifications.GetServerInformation, sent to one server instance (a unique name):
 // four strings to be g_free'd, or FALSE with error. Doubles as a bounded check that the server answers.
 static inline gboolean gs_notifications_server_information(GDBusConnection *connection, const gchar *destination,

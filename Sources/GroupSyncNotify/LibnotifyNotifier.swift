@@ -25,6 +25,8 @@ public final class LibnotifyNotifier: Notifier {
     private let timeouts: Timeouts
     /// libnotify keeps global state and is not thread-safe: one call at a time.
     private let lock = Mutex<Void>(())
+    /// Whether the server instance last asked reads markup in bodies (`BodyMarkup`).
+    private let bodyMarkup = Mutex<(instance: String, reads: Bool)?>(nil)
 
     public init(appName: String = "GroupSync", timeouts: Timeouts = Timeouts()) {
         self.appName = appName
@@ -46,7 +48,9 @@ public final class LibnotifyNotifier: Notifier {
     public func show(_ content: NotificationContent, replacing: ServerNotification?) throws(NotifierError) -> ServerNotification {
         try lock.withLock { _ throws(NotifierError) in
             let server = try currentServer()
-            return try withNotification(content.title, content.body) { notification throws(NotifierError) in
+            // The server is asked only for a body that markup would change.
+            let body = BodyMarkup.wouldChange(content.body) && readsBodyMarkup(server) ? BodyMarkup.escaped(content.body) : content.body
+            return try withNotification(content.title, body) { notification throws(NotifierError) in
                 if let replacing, replacing.serverInstance == server.instance {
                     gs_notification_set_id(notification, replacing.number)
                 }
@@ -107,6 +111,23 @@ public final class LibnotifyNotifier: Notifier {
         } catch {
             throw .unavailable("the notification server at \(owner) does not answer: \(error)")
         }
+    }
+
+    /// Whether `server` reads markup in bodies, asked once per server instance. A server that does not say is
+    /// taken not to (asked again next time): its body is sent as it is.
+    private func readsBodyMarkup(_ server: NotificationServer) -> Bool {
+        if let known = bodyMarkup.withLock({ $0 }), known.instance == server.instance { return known.reads }
+        let owner = String(server.instance.prefix { $0 != "@" })  // the unique name, before the bus's ID
+        let capabilities: [String]
+        do throws(NotifierError) {
+            let bus = try connect()
+            do { capabilities = try bus.serverCapabilities(at: owner, timeoutMillis: timeouts.callMillis) } catch { return false }
+        } catch {
+            return false
+        }
+        let reads = capabilities.contains(BodyMarkup.capability)
+        bodyMarkup.withLock { $0 = (server.instance, reads) }
+        return reads
     }
 
     /// The shared session connection. If the bus went away, GLib keeps handing out the dead connection for

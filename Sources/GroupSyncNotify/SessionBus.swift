@@ -38,6 +38,22 @@ struct SessionBus: ~Copyable {
         }
     }
 
+    /// `GetCapabilities` of the server at `instance` ("body", "body-markup", "actions", …).
+    func serverCapabilities(at instance: String, timeoutMillis: Int32) throws(GLibError) -> [String] {
+        var error: UnsafeMutablePointer<GError>?
+        guard let list = gs_notifications_server_capabilities(connection, instance, timeoutMillis, &error) else {
+            throw GLibError(taking: error, context: "GetCapabilities")
+        }
+        defer { g_strfreev(list) }
+        var capabilities: [String] = []
+        var index = 0
+        while let item = list[index] {
+            capabilities.append(String(cString: item))
+            index += 1
+        }
+        return capabilities
+    }
+
     /// `GetServerInformation` of the server at `instance`: name, vendor, version.
     func serverInformation(at instance: String, timeoutMillis: Int32) throws(GLibError) -> (name: String, vendor: String, version: String) {
         var error: UnsafeMutablePointer<GError>?

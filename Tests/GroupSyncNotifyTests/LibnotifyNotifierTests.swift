@@ -49,6 +49,23 @@ struct LibnotifyNotifierTests {
         #expect(notify["summary"] == .string("a\u{FFFD}b") && notify["body"] == .string("c\u{FFFD}d"), "\(notify)")
     }
 
+    /// An app's body is plain text. A server that reads markup in bodies ("body-markup") gets it escaped, so that
+    /// "Tom & Jerry <3" shows as written; one that does not gets it as it is. A server restarted with other
+    /// capabilities is asked again. The title is never markup.
+    @Test func aBodyIsEscapedOnlyForAServerThatReadsMarkup() throws {
+        let bus = try PrivateSessionBus()
+        let text = "Tom & Jerry <3 <b>"
+        try bus.startServer()
+        _ = try bus.probe.show(NotificationContent(title: text, body: text), replacing: nil)
+        bus.stopServer()
+        try bus.startServer(capabilities: ["body", "body-markup"])
+        _ = try bus.probe.show(NotificationContent(title: text, body: text), replacing: nil)
+        _ = try bus.probe.show(NotificationContent(title: "plain", body: "no markup here"), replacing: nil)
+        let notifies = try bus.server.calls("Notify")
+        #expect(notifies.map { $0["body"] } == [.string(text), .string("Tom &amp; Jerry &lt;3 &lt;b&gt;"), .string("no markup here")])
+        #expect(notifies.prefix(2).allSatisfy { $0["summary"] == .string(text) })
+    }
+
     @Test func afterAServerRestartAStoredNumberIsNeverSentAgain() throws {
         let bus = try PrivateSessionBus()
         try bus.startServer()

@@ -40,10 +40,11 @@ def plain(value):
 
 
 class Server(dbus.service.Object):
-    def __init__(self, bus, log, refuse_summary=None):
+    def __init__(self, bus, log, refuse_summary=None, capabilities=("body", "persistence")):
         super().__init__(bus, PATH)
         self.log = log
         self.refuse_summary = refuse_summary
+        self.capabilities = list(capabilities)
         self.next_id = 1
         self.issued = set()
         self.on_screen = set()
@@ -83,7 +84,7 @@ class Server(dbus.service.Object):
 
     @dbus.service.method(NAME, in_signature="", out_signature="as")
     def GetCapabilities(self):
-        return ["body", "persistence"]
+        return self.capabilities
 
     @dbus.service.method(NAME, in_signature="", out_signature="ssss")
     def GetServerInformation(self):
@@ -98,6 +99,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--log", required=True, help="file to append one JSON line per call to")
     parser.add_argument("--refuse-summary", help="answer Notify with a D-Bus error for this summary (a server that fails)")
+    parser.add_argument("--capabilities", default="body,persistence", help="what GetCapabilities answers, comma-separated")
     args = parser.parse_args()
     # A threaded parent (a test runner) may have started us with SIGTERM blocked; the test ends us with it.
     signal.pthread_sigmask(signal.SIG_SETMASK, [])
@@ -105,7 +107,7 @@ def main():
     dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
     bus = dbus.SessionBus()
     log = open(args.log, "a", encoding="utf-8")
-    server = Server(bus, log, args.refuse_summary)
+    server = Server(bus, log, args.refuse_summary, [c for c in args.capabilities.split(",") if c])
     reply = bus.request_name(NAME, dbus.bus.NAME_FLAG_DO_NOT_QUEUE)
     if reply != dbus.bus.REQUEST_NAME_REPLY_PRIMARY_OWNER:
         print("another server owns " + NAME, file=sys.stderr)

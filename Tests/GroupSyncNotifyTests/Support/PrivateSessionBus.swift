@@ -24,7 +24,7 @@ final class PrivateSessionBus {
         server = RecordingServer(log: NotifyTestTools.temporaryFile("calls.jsonl"))
     }
 
-    func startServer() throws { try server.start(busAddress: address) }
+    func startServer(capabilities: [String]? = nil) throws { try server.start(busAddress: address, capabilities: capabilities) }
     func stopServer() { server.stop() }
 
     deinit {

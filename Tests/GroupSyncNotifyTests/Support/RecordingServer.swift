@@ -11,10 +11,12 @@ final class RecordingServer {
 
     init(log: String) { self.log = log }
 
-    func start(busAddress: String) throws {
+    /// `capabilities`: what its `GetCapabilities` answers (nil: "body", "persistence").
+    func start(busAddress: String, capabilities: [String]? = nil) throws {
         var environment = ProcessInfo.processInfo.environment
         environment["DBUS_SESSION_BUS_ADDRESS"] = busAddress
-        let child = try ChildProcess(DebianPython.path, [NotifyTestTools.recordingServer, "--log", log], environment: environment,
+        let options = capabilities.map { ["--capabilities", $0.joined(separator: ",")] } ?? []
+        let child = try ChildProcess(DebianPython.path, [NotifyTestTools.recordingServer, "--log", log] + options, environment: environment,
                                      stdout: .pipe)
         guard let line = try child.readLine(), line.hasPrefix("ready ") else {
             child.terminate()

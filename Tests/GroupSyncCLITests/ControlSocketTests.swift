@@ -22,7 +22,11 @@ import Testing
         for bad in ["nonsense", #"{"command":"frob"}"#, #"{"command":"set","suite":"s","key":"x","type":"int","value":"7"}"#,
                     #"{"command":"set","suite":"","key":"x","type":"int","value":7}"#, #"{"command":"set","suite":"s","key":"x","type":"date","value":"soon"}"#,
                     // GroupSync's own notification IDs are not an app's (CONTROL.md).
-                    #"{"command":"notify-post","id":"groupsync.timesUp","title":"mine"}"#, #"{"command":"notify-dismiss","id":"groupsync.countdown"}"#] {
+                    #"{"command":"notify-post","id":"groupsync.timesUp","title":"mine"}"#, #"{"command":"notify-dismiss","id":"groupsync.countdown"}"#,
+                    // Mistyped placeholders are refused, not taken as none (found by audit).
+                    #"{"command":"notify-post","id":"t","title":"{activityName}","placeholders":"Focus"}"#,
+                    #"{"command":"notify-post","id":"t","title":"{activityName}","placeholders":["Focus"]}"#,
+                    #"{"command":"notify-post","id":"t","title":"{activityName}","placeholders":{"activityName":7}}"#] {
             // Refused as the client's mistake (badInput), not as a failing daemon (CONTROL.md).
             let answer = client.request(bad)
             #expect(answer.contains(#""ok":false"#) && answer.contains(#""badInput":true"#), "\(bad): \(answer)")

@@ -341,6 +341,31 @@ struct NotificationDaemonTests {
         #expect(try a.cli.run("notify", "shield", "--suite", "group.scrollbrake", "--config-key", "missing", "--app", "X").status != 0)
     }
 
+    /// The app's own reset of `…LastSentAt` (to 0, or deleted) lets the next shield through, as in the seed, also
+    /// after a daemon restart; the shield is not held back again by its ID's last post (found by audit: the
+    /// daemon's memory of its stamp, then the post's own debounce, suppressed it).
+    @Test func theAppResettingTheLastSentTimeLetsTheNextShieldThrough() throws {
+        let folder = TemporaryFolder()
+        let (bus, a) = try deviceOnItsOwnBus(in: folder)
+        try a.cli.run("set", "group.scrollbrake", "cfg", "--json", #"{"payload":{"title":"{applicationOrDomainDisplayName} is blocked"},"minIntervalSeconds":600}"#)
+        let shield = ["notify", "shield", "--suite", "group.scrollbrake", "--config-key", "cfg"]
+        #expect(try a.cli.run(shield + ["--app", "Instagram"]).stdout.hasPrefix("shown"))
+        let debounced = try a.cli.run(shield + ["--app", "Instagram", "--json"])
+        #expect(debounced.stdout.contains(#""result":"suppressed""#) && !debounced.stdout.contains(#""id""#), "\(debounced.stdout)")
+
+        try a.cli.run("set", "group.scrollbrake", "cfgLastSentAt", "--double", "0")
+        let afterReset = try a.cli.run(shield + ["--app", "TikTok"])
+        #expect(afterReset.stdout.hasPrefix("shown"), "\(afterReset.stdout)\(afterReset.stderr)")
+        #expect(try a.cli.run(shield + ["--app", "TikTok"]).stdout.hasPrefix("suppressed"), "stamped again")
+
+        try a.cli.run("delete", "group.scrollbrake", "cfgLastSentAt")
+        a.stop()
+        try a.start(environment: bus.environment)
+        let afterRestart = try a.cli.run(shield + ["--app", "Safari"])
+        #expect(afterRestart.stdout.hasPrefix("shown"), "\(afterRestart.stdout)\(afterRestart.stderr)")
+        #expect(bus.calls("Notify", atLeast: 3).compactMap { $0["summary"] } == ["Instagram", "TikTok", "Safari"].map { .string("\($0) is blocked") })
+    }
+
     /// The shield's debounce is per device: another device's shield is another showing, so its `…LastSentAt`,
     /// which replicates with the suite, holds back nothing here; this device's own still does, even after the
     /// other device's overwrote the suite's.

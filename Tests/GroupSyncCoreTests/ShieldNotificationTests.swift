@@ -18,7 +18,7 @@ import Testing
         guard case .post(let request, let lastSentAt) = outcome else { Issue.record("suppressed"); return }
         #expect(request.id == Self.key)
         #expect(request.content == NotificationContent(title: "Instagram is blocked", body: "Tap to earn time", level: .active))
-        #expect(request.minIntervalSeconds == 30)
+        #expect(request.minIntervalSeconds == 0, "debounced here, by the stored last-sent time, not again by the post")
         #expect(request.scope == .local)
         #expect(request.ttlSeconds == NotificationRequest.defaultTTLSeconds)
         #expect(lastSentAt == .double(1_732_886_400))
@@ -26,8 +26,10 @@ import Testing
     }
 
     @Test func defaultsFollowTheSeed() throws {
-        guard case .post(let request, _) = try Self.decide(Self.config(#"{"payload":{"title":"Blocked"}}"#)) else { Issue.record("suppressed"); return }
-        #expect(request.minIntervalSeconds == 30)
+        let config = Self.config(#"{"payload":{"title":"Blocked"}}"#)
+        guard case .post(let request, _) = try Self.decide(config) else { Issue.record("suppressed"); return }
+        let sent = Value.double(Double(Self.now - 29_000) / 1000)
+        #expect(try Self.decide(config, lastSentAt: sent) == .suppressed(lastSentAtMillis: Self.now - 29_000, untilMillis: Self.now + 1_000), "30 s")
         #expect(request.content == NotificationContent(title: "Blocked", body: "", level: .active))
     }
 
@@ -36,7 +38,9 @@ import Testing
         guard case .post(let request, _) = try Self.decide(config) else { Issue.record("suppressed"); return }
         #expect(request.id == "shield")
         #expect(request.content == NotificationContent(title: "T", body: "Instagram\nB {eventName}", level: .passive))
-        #expect(request.minIntervalSeconds == 5 && request.scope == .all && request.ttlSeconds == 60)
+        #expect(request.scope == .all && request.ttlSeconds == 60)
+        let sent = Value.double(Double(Self.now - 1_000) / 1000)
+        #expect(try Self.decide(config, lastSentAt: sent) == .suppressed(lastSentAtMillis: Self.now - 1_000, untilMillis: Self.now + 4_000), "5 s")
     }
 
     @Test func theStoredLastSentTimeDebounces() throws {

@@ -16,8 +16,9 @@ public struct NotificationRequest: Hashable, Sendable {
     /// The fixed identifier: a post under an ID already shown replaces that notification in place.
     public let id: String
     public let content: NotificationContent
-    /// A post within this many seconds of the last accepted post of the same ID is suppressed.
-    public let minIntervalSeconds: Double
+    /// A post within this many seconds of the last accepted post of the same ID is suppressed. (Set to 0 by
+    /// `ShieldNotification`, whose posts are debounced by the app group's `…LastSentAt` instead.)
+    public internal(set) var minIntervalSeconds: Double
     public let scope: NotificationScope
     /// After this many seconds from posting, a device that has not shown the post yet never will.
     public let ttlSeconds: Double

@@ -33,13 +33,19 @@ enum NotificationRequests {
 
     private static func parsePost(_ request: [String: Value]) throws -> NotificationRequest {
         var placeholders = NotificationPlaceholders()
-        if case .dictionary(let given)? = request["placeholders"] {
-            for (name, value) in given {
-                guard let known = NotificationPlaceholders.Name(rawValue: name), case .string(let text) = value else {
+        switch request["placeholders"] {
+        case nil: break
+        case .dictionary(let given)?:
+            for (name, value) in given.sorted(by: { $0.key < $1.key }) {
+                guard let known = NotificationPlaceholders.Name(rawValue: name) else {
                     throw TypedJSONError("unknown placeholder '\(name)' (activityName, callbackName, eventName, applicationOrDomainDisplayName)")
                 }
+                guard case .string(let text) = value else { throw TypedJSONError("placeholder '\(name)' must be a string") }
                 placeholders.values[known] = text
             }
+        default:
+            // A mistyped field is refused (CONTROL.md), not taken as no placeholders (found by audit).
+            throw TypedJSONError("placeholders must be an object of strings, such as {\"activityName\":\"Focus\"}")
         }
         let content = NotificationContent(title: try string(request, "title"), body: try optionalString(request, "body") ?? "",
                                           level: try optionalString(request, "level").map { text throws in try NotificationLevel(parsing: text) } ?? .default)

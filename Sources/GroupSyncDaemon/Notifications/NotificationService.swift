@@ -157,12 +157,16 @@ final class NotificationService: @unchecked Sendable {
         do {
             let lastSentAtKey = ShieldNotificationConfig.lastSentAtKey(configKey: configKey)
             // The debounce is this device's: the shield asks several times per showing, on its own screen. The
-            // suite replicates, so the `…LastSentAt` there may be another device's shield, a different showing:
-            // it counts only when this device wrote it, or as this device last stamped it while running.
+            // suite replicates, so the `…LastSentAt` there may be another device's shield, a different showing.
+            // Written last on this device, it stands as it is: this device's stamp, or the app's own reset of it
+            // (0, or deleted), which lets the next shield through as in the seed. Written by another device, it
+            // counts for nothing; this device's stamp as it last wrote it while running counts instead.
             let stored = try store.entry(suite: suite, key: lastSentAtKey)
-            let ownStored = stored.flatMap { $0.version.origin == store.device ? $0.value : nil }
-            let lastSentAt = [ownStored, ownShieldStamps[ShieldStampKey(suite: suite, key: lastSentAtKey)]]
-                .compactMap { $0 }.max { (ShieldNotification.lastSentAtMillis($0) ?? .min) < (ShieldNotification.lastSentAtMillis($1) ?? .min) }
+            let lastSentAt = if let stored, stored.version.origin == store.device {
+                stored.value
+            } else {
+                ownShieldStamps[ShieldStampKey(suite: suite, key: lastSentAtKey)]
+            }
             let outcome = try ShieldNotification.decide(
                 config: try store.entry(suite: suite, key: configKey)?.value,
                 lastSentAt: lastSentAt,

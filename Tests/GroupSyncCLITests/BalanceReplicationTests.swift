@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import GroupSyncCore
 import GroupSyncStore
+import GroupSyncTestSupport
 
 /// Two devices with real daemons: spending the whole balance while connected, spending on both sides
 /// of a partition, an offline double-spend refused, and exact totals after healing.
@@ -143,6 +144,29 @@ import GroupSyncStore
         let deadline = Date().addingTimeInterval(10)
         while try openRequest() != nil, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
         #expect(try openRequest() == nil, "withdrawn at start\n\(a.log)")
+    }
+
+    /// Parallel commands on one device that need its peer's minutes take turns, so none undoes another's
+    /// request (found by audit: of six parallel `spend 8` with 60 minutes to be had, one got 2).
+    @Test func parallelSpendsOnOneDeviceAllGetThePeersMinutes() throws {
+        let folder = TemporaryFolder()
+        let a = try TestDevice("a", in: folder), b = try TestDevice("b", in: folder)
+        for device in [a, b] { try device.start() }
+        try pairAll([a, b])
+        try a.cli.run("balance", "policy", "--daily-base", "0")
+        try waitFor(b, "the policy arrives") { $0["allowanceMinutes"] == .double(0) && $0["devices"] == .int(2) }
+        try b.cli.run("balance", "earn", "60")
+        try waitFor(a, "the earning arrives") { $0["earnedMinutes"] == .double(60) }
+        let environment = ProcessInfo.processInfo.environment.merging(["GROUPSYNC_HOME": a.cli.home]) { $1 }
+        let spends = try (0..<6).map { _ in
+            try ChildProcess(GroupSyncBinary.path, ["balance", "spend", "8", "--json"], environment: environment, stdout: .pipe)
+        }
+        let answers = spends.map { spend -> String in
+            let output = (try? spend.readToEnd(timeout: .seconds(60)))?.output ?? ""
+            return "exit \(spend.waitForExit(timeout: .seconds(10)).status): " + output
+        }
+        for answer in answers { #expect(answer.hasPrefix("exit 0") && answer.contains(#""spentMinutes":8"#), "\(answers)") }
+        for device in [a, b] { try waitFor(device, "48 spent") { $0["remainingMinutes"] == .double(12) } }
     }
 
     @Test func minutesEarnedOnOneDeviceCanBeSpentOnTheOther() throws {

@@ -1,3 +1,4 @@
+import Glibc
 import GroupSyncCore
 import GroupSyncDaemon
 import GroupSyncStore
@@ -32,6 +33,20 @@ struct BalanceSession {
             if case .dictionary(let p) = peer { return p["connected"] == .bool(true) }
             return false
         }
+    }
+
+    /// Runs `body` (a command that may ask peers for rights, then use them) while no other command of this
+    /// device does: a device has one request to its peers at a time (`BalanceBook.request`), so two commands
+    /// asking at once overwrote or withdrew each other's, and one could use the rights the other had asked
+    /// for (found by audit: of six parallel `spend 8` with 60 minutes to be had, one got 2). Commands that
+    /// wait for peers (up to `maxWaitMillis` each) therefore take turns.
+    func takingTurns<T>(_ body: () throws(CLIError) -> T) throws(CLIError) -> T {
+        let path = context.home.path + "/balance.lock"
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw .failure("cannot open \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }  // which also lets go of the lock
+        while flock(fd, LOCK_EX) != 0 && errno == EINTR {}
+        return try body()
     }
 
     /// Writes a request with `ask`, then waits (at most `maxWaitMillis`) until `satisfied` holds, or the

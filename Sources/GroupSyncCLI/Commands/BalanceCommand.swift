@@ -98,6 +98,10 @@ enum BalanceCommand: Command {
         }
         let session = try session(arguments, invocation)
         if !writes.isEmpty {
+            // Today's draw is recorded at the policy in force before the change: a raise counts at once and a cut
+            // from tomorrow, also when the cut comes the same day as the raise, with nothing spent in between
+            // (found by audit: the cut took the unrecorded raise back).
+            try session.update { $0.freezeTodaysDrawBeforeAPolicyChange() }
             do {
                 try session.context.store.update(suite: BalanceSuite.name, writing: { _ throws(StoreError) in (writes, ()) })
             } catch { throw error.asCLIError }
@@ -159,10 +163,11 @@ enum BalanceCommand: Command {
                 return outcome
             }
         }
-        var outcome = try attempt()
-        if case .noSlotHere = outcome {
+        let outcome = try session.takingTurns { () throws(CLIError) -> BalanceBook.ExtendOutcome in
+            let first = try attempt()
+            guard case .noSlotHere = first else { return first }
             try session.askPeers({ $0.request(holdMs: 0, slots: 1) }, until: { $0.ledger.freeSlots(of: $0.me, today: $0.today) > 0 })
-            outcome = try attempt()
+            return try attempt()
         }
         switch outcome {
         case let .granted(count, cap, added):
@@ -188,16 +193,18 @@ enum BalanceCommand: Command {
     private static func spend(_ arguments: ParsedArguments, _ invocation: Invocation) throws(CLIError) {
         let ms = BalanceAmount.millis(minutes: try minutes(try arguments.positionals("MINUTES")[0], flag: "MINUTES", allowZero: false), in: BalancePolicy.minutesRange)!
         let session = try session(arguments, invocation)
-        let holdsEnough = try session.update { book -> Bool in
-            book.register()
-            return book.ledger.heldMs(of: book.me, today: book.today) >= ms
-        }
-        if !holdsEnough {
-            try session.askPeers({ $0.request(holdMs: ms) }, until: { $0.ledger.heldMs(of: $0.me, today: $0.today) >= ms })
-        }
-        let (spent, summary) = try session.update { book in
-            let spent = book.spend(ms)
-            return (spent, book.summary)
+        let (spent, summary) = try session.takingTurns { () throws(CLIError) -> (Int64, BalanceSummary) in
+            let holdsEnough = try session.update { book -> Bool in
+                book.register()
+                return book.ledger.heldMs(of: book.me, today: book.today) >= ms
+            }
+            if !holdsEnough {
+                try session.askPeers({ $0.request(holdMs: ms) }, until: { $0.ledger.heldMs(of: $0.me, today: $0.today) >= ms })
+            }
+            return try session.update { book in
+                let spent = book.spend(ms)
+                return (spent, book.summary)
+            }
         }
         if arguments.has("--json") {
             var o = JSONObject()

@@ -50,8 +50,9 @@ enum UsageCommand: Command {
         let monitor = MonitorID(activity: activity, armedAt: armedAt)
 
         let session = BalanceSession(context: try DeviceContext.open(home: invocation.home(arguments)), environment: invocation.environment)
-        var outcome = try session.update { $0.recordUsage(monitor: monitor, threshold: threshold, at: at) }
-        if outcome.uncoveredMs > 0 {
+        let outcome = try session.takingTurns { () throws(CLIError) -> UsageRecordOutcome in
+            var outcome = try session.update { $0.recordUsage(monitor: monitor, threshold: threshold, at: at) }
+            guard outcome.uncoveredMs > 0 else { return outcome }
             // This device lacks the rights for the usage: ask connected devices, then pay what arrived.
             let needed = outcome.uncoveredMs
             try session.askPeers({ book in book.request(holdMs: book.ledger.heldMs(of: book.me, today: book.today) + needed) },
@@ -68,6 +69,7 @@ enum UsageCommand: Command {
             }
             outcome.chargedMs += settled.0
             outcome.uncoveredMs = settled.1
+            return outcome
         }
         let summary = try session.update { $0.summary }
         let reason = outcome.verdict.phantom.contains(threshold.name) ? "phantom-burst" : outcome.verdict.tooEarly.contains(threshold.name) ? "too-early" : "genuine"

@@ -85,11 +85,14 @@ import GroupSyncCore
                           ["fire", "--suite", suite, "--activity", "focus", "--callback", "eventDidReachThreshold"],
                           ["fire", "--suite", suite, "--activity", "focus", "--callback", "eventDidReachThreshold", "--event", "used_7"],
                           ["fire", "--suite", suite, "--activity", "focus", "--callback", "intervalDidEnd", "--event", "used-7"],
-                          ["fire", "--suite", "", "--activity", "focus", "--callback", "intervalDidEnd"]] {
+                          ["fire", "--suite", "", "--activity", "focus", "--callback", "intervalDidEnd"],
+                          // GroupSync's own suites are not an App Group (found by audit: events_… went into the balance's).
+                          ["fire", "--suite", "groupsync.balance", "--activity", "focus", "--callback", "intervalDidEnd"]] {
             let result = try cli.run(arguments)
             #expect(result.status == 2, "\(arguments): \(result.stderr)")
         }
         #expect(try cli.run("list", suite).stdout.isEmpty, "nothing was written")
+        #expect(try cli.run("list", "groupsync.balance").stdout.isEmpty, "nothing was written")
         #expect(try cli.run("fire", "--help").stdout.contains("usage: groupsync fire"))
     }
 }

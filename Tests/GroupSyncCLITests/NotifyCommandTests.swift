@@ -74,6 +74,11 @@ import Testing
         }
         let json = try a.cli.run(Self.shield + ["--json"])
         #expect(json.status == 2 && json.stdout.contains(#""badInput":true"#) && json.stdout.contains(#""ok":false"#), "\(json.stdout)")
+        // GroupSync's own suites are not an App Group: refused before anything is read or written there.
+        try a.cli.run("set", "groupsync.shields", "cfg", "--json", #"{"payload":{"title":"Blocked"}}"#)
+        let own = try a.cli.run("notify", "shield", "--suite", "groupsync.shields", "--config-key", "cfg", "--app", "X")
+        #expect(own.status == 2 && own.stderr.contains("one of GroupSync's own suites"), "\(own.stdout)\(own.stderr)")
+        #expect(try a.cli.run("get", "groupsync.shields", "cfgLastSentAt").status == 1)
         #expect(try a.cli.run("list", "groupsync.local.notifications").lines.isEmpty, "nothing posted")
     }
 

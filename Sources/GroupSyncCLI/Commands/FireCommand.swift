@@ -63,6 +63,7 @@ enum FireCommand: Command {
         guard let activity = arguments.value("--activity") else { throw .usage("missing --activity A") }
         guard let callbackName = arguments.value("--callback") else { throw .usage("missing --callback C") }
         do { try Store.validate(suite: suite, key: "-") } catch { throw error.asCLIError }
+        if let problem = OwnSuites.problem(with: suite, usedAs: "--suite") { throw .badInput(problem) }
         if let problem = ActivityNames.problem(with: activity, what: "activity") { throw .badInput(problem) }
         guard let callback = MonitorCallback(rawValue: callbackName) else {
             throw .badInput("'\(callbackName)' is not a monitor callback: use one of \(MonitorCallback.allCases.map(\.rawValue).joined(separator: ", "))")

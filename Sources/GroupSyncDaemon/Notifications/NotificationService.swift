@@ -153,6 +153,7 @@ final class NotificationService: @unchecked Sendable {
     /// The seed's shield-shown notification: the configuration written beforehand in the app's suite, debounced
     /// by the `…LastSentAt` kept beside it, written only once the notification is shown.
     func shield(suite: String, configKey: String, app: String) -> NotificationAnswer {
+        if let problem = OwnSuites.problem(with: suite, usedAs: "the shield notification") { return .refused(problem, badInput: true) }
         let now = clock()
         do {
             let lastSentAtKey = ShieldNotificationConfig.lastSentAtKey(configKey: configKey)

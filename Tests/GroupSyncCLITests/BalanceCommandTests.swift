@@ -30,20 +30,6 @@ import GroupSyncCore
         #expect(policy["maxExtensions"] == .int(1))
     }
 
-    /// A raise of the daily base counts at once and a cut from tomorrow, also when the cut comes the same day
-    /// as the raise with nothing spent in between (found by audit: the cut took the raise back).
-    @Test func aCutTheSameDayAsARaiseAppliesFromTomorrow() throws {
-        try cli.run("init")
-        try cli.run("balance", "policy", "--daily-base", "10")
-        #expect(try json("balance", "--json")["allowanceMinutes"] == .double(10))
-        try cli.run("balance", "policy", "--daily-base", "40")
-        #expect(try json("balance", "--json")["allowanceMinutes"] == .double(40), "a raise counts at once")
-        let cut = try cli.run("balance", "policy", "--daily-base", "4")
-        #expect(cut.stderr.contains("today's allowance stays 40 min"), "\(cut.stderr)")
-        let shown = try json("balance", "--json")
-        #expect(shown["allowanceMinutes"] == .double(40) && shown["remainingMinutes"] == .double(40), "\(shown)")
-    }
-
     /// Paired with a device that has never connected, no device founds the balance (two must never both
     /// found it), so there is no allowance yet: `balance` says why, and `extend` does not blame unreachable
     /// devices for slots no one holds.

@@ -98,10 +98,6 @@ enum BalanceCommand: Command {
         }
         let session = try session(arguments, invocation)
         if !writes.isEmpty {
-            // Today's draw is recorded at the policy in force before the change: a raise counts at once and a cut
-            // from tomorrow, also when the cut comes the same day as the raise, with nothing spent in between
-            // (found by audit: the cut took the unrecorded raise back).
-            try session.update { $0.freezeTodaysDrawBeforeAPolicyChange() }
             do {
                 try session.context.store.update(suite: BalanceSuite.name, writing: { _ throws(StoreError) in (writes, ()) })
             } catch { throw error.asCLIError }

@@ -76,13 +76,6 @@ public struct BalanceBook: Sendable {
         if ledger.days[me]?[day] != record { ledger.setDayRecord(record, of: me, day: day) }
     }
 
-    /// Records today's draw before the policy changes, so that a raise counts at once and a cut only from
-    /// tomorrow, even with nothing spent between the two. Only for a device already in the balance.
-    public mutating func freezeTodaysDrawBeforeAPolicyChange() {
-        guard ledger.members[me] != nil else { return }
-        freezeDraw(today)
-    }
-
     /// The first day a quota gift by this device may take effect: after every day it has drawn on,
     /// and not before it owns what it gives (an earlier epoch's slices are its own from `inheritsFrom`).
     var nextGiftDay: CivilDate {

@@ -56,10 +56,6 @@ final class TimesUpNotifications: @unchecked Sendable {
             // Minutes were earned or an extension granted: the episode is over everywhere.
             _ = service.dismiss(id: Self.timesUpID)
             for key in ["timesUpCreditedMs", "timesUpShortfallMs", "timesUpEpisode"] { _ = try? store.delete(suite: Self.stateSuite, key: key) }
-            // "Time's up" told of every spend up to its end: usage made while it showed, charged when the
-            // earning that ends it pays what was owed, or settled with another device's share after the post.
-            // The countdown is for the next spend (found by audit: the earning brought it back for those).
-            Self.store(store, "countdownSpend", summary.lastSpendMillis)
         }
         // The passive countdown follows usage: updated in place (same ID) whenever a spend moved the balance,
         // and, while it is shown, whenever what is left changed otherwise (an earning, the next day).

@@ -150,9 +150,7 @@ import GroupSyncTestSupport
     /// request (found by audit: of six parallel `spend 8` with 60 minutes to be had, one got 2).
     @Test func parallelSpendsOnOneDeviceAllGetThePeersMinutes() throws {
         let folder = TemporaryFolder()
-        let a = try TestDevice("a", in: folder), b = try TestDevice("b", in: folder)
-        for device in [a, b] { try device.start() }
-        try pairAll([a, b])
+        let (a, b) = try startedPair(in: folder)
         try a.cli.run("balance", "policy", "--daily-base", "0")
         try waitFor(b, "the policy arrives") { $0["allowanceMinutes"] == .double(0) && $0["devices"] == .int(2) }
         try b.cli.run("balance", "earn", "60")
@@ -171,9 +169,7 @@ import GroupSyncTestSupport
 
     @Test func minutesEarnedOnOneDeviceCanBeSpentOnTheOther() throws {
         let folder = TemporaryFolder()
-        let a = try TestDevice("a", in: folder), b = try TestDevice("b", in: folder)
-        for device in [a, b] { try device.start() }
-        try pairAll([a, b])
+        let (a, b) = try startedPair(in: folder)
         try a.cli.run("balance", "policy", "--daily-base", "0", "--max-extensions", "2", "--extension", "5")
         try waitFor(b, "the policy arrives") { $0["allowanceMinutes"] == .double(0) && $0["devices"] == .int(2) }
         try a.cli.run("balance", "earn", "12", "--reason", "push-ups")

@@ -106,12 +106,18 @@ func pairAll(_ devices: [TestDevice]) throws {
     for a in devices { for b in devices where a !== b { try a.pair(with: b) } }
 }
 
-/// Devices `a` and `b` with their daemons running and paired, once a first write on `a` (key `first` in
-/// `group.test`) has reached `b`: their session is up.
-func syncedPair(in folder: TemporaryFolder) throws -> (a: TestDevice, b: TestDevice) {
+/// Devices `a` and `b` with their daemons running, paired with each other.
+func startedPair(in folder: TemporaryFolder) throws -> (a: TestDevice, b: TestDevice) {
     let a = try TestDevice("a", in: folder), b = try TestDevice("b", in: folder)
     for device in [a, b] { try device.start() }
     try pairAll([a, b])
+    return (a, b)
+}
+
+/// Devices `a` and `b` with their daemons running and paired, once a first write on `a` (key `first` in
+/// `group.test`) has reached `b`: their session is up.
+func syncedPair(in folder: TemporaryFolder) throws -> (a: TestDevice, b: TestDevice) {
+    let (a, b) = try startedPair(in: folder)
     try a.cli.run("set", "group.test", "first", "1")
     #expect(try b.await("first", equals: "1") != nil, "the first write reached b")
     return (a, b)

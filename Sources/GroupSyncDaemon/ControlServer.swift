@@ -240,15 +240,25 @@ final class ControlServer: @unchecked Sendable {
         }
     }
 
+    /// A worker writes its answers once they add up to this much (and at the end).
+    static let answerBatchBytes = 64 * 1024
+
     /// Answers `requests` on a worker thread (they may wait for D-Bus or a read), the client unwatched meanwhile.
     private func handOff(_ requests: [ReceivedRequest], after answered: [String], client: Int32) {
         clients[client]!.busy = true
         let started = spawnThread { [self] in
-            // Each answer leaves as soon as it is made, rather than all of them joined at the end: a client that
-            // pipelines many large `get`s and reads nothing then makes the daemon hold one answer (up to about
-            // 6 MiB), not all of them (found by audit: 100 `get`s of a 1 MiB value held 410 MB until it left).
-            let written = (answered.isEmpty || LineSocket.writeLine(client, answered.joined(separator: "\n")))
-                && respond(to: requests, deliver: { LineSocket.writeLine(client, $0) })
+            // Answers leave once 64 KiB of them are made, rather than all of them joined at the end: a client that
+            // pipelines many large `get`s and reads nothing then makes the daemon hold about one answer (up to
+            // about 6 MiB), not all of them (found by audit: 100 `get`s of a 1 MiB value held 410 MB until it
+            // left); small answers still share a write.
+            var unsent = answered.joined(separator: "\n")
+            func deliver(_ answer: String) -> Bool {
+                unsent += unsent.isEmpty ? answer : "\n" + answer
+                guard unsent.utf8.count >= Self.answerBatchBytes else { return true }
+                defer { unsent = "" }
+                return LineSocket.writeLine(client, unsent)
+            }
+            let written = respond(to: requests, deliver: deliver) && (unsent.isEmpty || LineSocket.writeLine(client, unsent))
             finished.withLock { $0.fds.append((client, !written)) }
             wake()
         }

@@ -1,4 +1,3 @@
-import Glibc
 import GroupSyncCore
 import GroupSyncDaemon
 import GroupSyncStore
@@ -41,12 +40,7 @@ struct BalanceSession {
     /// for (found by audit: of six parallel `spend 8` with 60 minutes to be had, one got 2). Commands that
     /// wait for peers (up to `maxWaitMillis` each) therefore take turns.
     func takingTurns<T>(_ body: () throws(CLIError) -> T) throws(CLIError) -> T {
-        let path = context.home.path + "/balance.lock"
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .failure("cannot open \(path): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }  // which also lets go of the lock
-        while flock(fd, LOCK_EX) != 0 && errno == EINTR {}
-        return try body()
+        try HomeLock.exclusively(context.home.path + "/balance.lock", body)
     }
 
     /// Writes a request with `ask`, then waits (at most `maxWaitMillis`) until `satisfied` holds, or the

@@ -9,11 +9,10 @@ enum DeviceIdentityFiles {
     /// Loads the identity, creating it first if the home has none. Serialized by an advisory lock so two
     /// `init`s racing on a fresh home cannot end with two different identities.
     static func loadOrCreate(home: Home, commonName: String) throws(CLIError) -> (DeviceCertificate, created: Bool) {
-        let lockFD = open(home.path + "/.init.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard lockFD >= 0 else { throw .failure("cannot lock \(home.path): \(String(cString: strerror(errno)))") }
-        defer { close(lockFD) }
-        flock(lockFD, LOCK_EX)
-        defer { flock(lockFD, LOCK_UN) }
+        try HomeLock.exclusively(home.path + "/.init.lock") { () throws(CLIError) in try loadOrCreateLocked(home: home, commonName: commonName) }
+    }
+
+    private static func loadOrCreateLocked(home: Home, commonName: String) throws(CLIError) -> (DeviceCertificate, created: Bool) {
         // A key without its certificate, in a home with no store yet, is an `init` that stopped between its
         // two writes (a full disk, a kill): its device ID was never printed, so no peer can have paired it,
         // and starting over is safe. A home with a store has been used, and a missing certificate there is

@@ -16,9 +16,8 @@ public struct NotificationRequest: Hashable, Sendable {
     /// The fixed identifier: a post under an ID already shown replaces that notification in place.
     public let id: String
     public let content: NotificationContent
-    /// A post within this many seconds of the last accepted post of the same ID is suppressed. (Set to 0 by
-    /// `ShieldNotification`, whose posts are debounced by the app group's `…LastSentAt` instead.)
-    public internal(set) var minIntervalSeconds: Double
+    /// A post within this many seconds of the last accepted post of the same ID is suppressed.
+    public let minIntervalSeconds: Double
     public let scope: NotificationScope
     /// After this many seconds from posting, a device that has not shown the post yet never will.
     public let ttlSeconds: Double
@@ -30,15 +29,20 @@ public struct NotificationRequest: Hashable, Sendable {
                 ttlSeconds: Double = defaultTTLSeconds, groupSyncsOwn: Bool = false) throws(NotificationError) {
         try Self.validate(id: id, reservedAllowed: groupSyncsOwn)
         guard !content.title.isEmpty else { throw .emptyTitle }
-        guard minIntervalSeconds.isFinite, minIntervalSeconds >= 0, minIntervalSeconds <= Self.maxSeconds else {
-            throw .invalidMinInterval(minIntervalSeconds)
-        }
+        try Self.validate(minIntervalSeconds: minIntervalSeconds)
         guard ttlSeconds.isFinite, ttlSeconds > 0, ttlSeconds <= Self.maxSeconds else { throw .invalidTTL(ttlSeconds) }
         self.id = id
         self.content = content
         self.minIntervalSeconds = minIntervalSeconds
         self.scope = scope
         self.ttlSeconds = ttlSeconds
+    }
+
+    /// A minimum interval between posts of one ID: finite, not negative, bounded.
+    public static func validate(minIntervalSeconds: Double) throws(NotificationError) {
+        guard minIntervalSeconds.isFinite, minIntervalSeconds >= 0, minIntervalSeconds <= maxSeconds else {
+            throw .invalidMinInterval(minIntervalSeconds)
+        }
     }
 
     /// The rules for an app's ID, which is also a store key: non-empty, bounded, printable, and not GroupSync's.

@@ -3,10 +3,8 @@
 public enum ShieldNotification {
     public enum Outcome: Hashable, Sendable {
         /// Post `request` (through `NotificationPosting.post`); once it is shown, store `lastSentAt` under
-        /// `ShieldNotificationConfig.lastSentAtKey` in the same suite, where the seed keeps it. The request's
-        /// own minimum interval is 0: the debounce was decided here, by `…LastSentAt` alone, as the seed does.
-        /// Debounced again by the ID's last post, it would be held back by another device's showing (a shield
-        /// relayed with scope all) and by a stamp the app has since reset.
+        /// `ShieldNotificationConfig.lastSentAtKey` in the same suite, where the seed keeps it. The debounce was
+        /// decided here, by `…LastSentAt` alone: the request's own minimum interval is 0.
         case post(NotificationRequest, lastSentAt: Value)
         /// Debounced by the stored last-sent time.
         case suppressed(lastSentAtMillis: Int64, untilMillis: Int64)
@@ -19,7 +17,7 @@ public enum ShieldNotification {
                               appName: String, nowMillis: Int64) throws(NotificationError) -> Outcome {
         guard let config else { throw .missingConfig(suite: suite, key: configKey) }
         let parsed = try ShieldNotificationConfig(value: config, suite: suite, key: configKey)
-        var request: NotificationRequest
+        let request: NotificationRequest
         do {
             request = try parsed.request(configKey: configKey,
                                          placeholders: NotificationPlaceholders([.applicationOrDomainDisplayName: appName]))
@@ -33,7 +31,6 @@ public enum ShieldNotification {
                                                                   nowMillis: nowMillis) {
             return .suppressed(lastSentAtMillis: last!, untilMillis: until)
         }
-        request.minIntervalSeconds = 0
         // Epoch seconds as a double: what the seed's `userDefaults.set(now, …)` writes and `double(forKey:)` reads.
         return .post(request, lastSentAt: ShieldNotificationConfig.lastSentAt(nowMillis: nowMillis))
     }

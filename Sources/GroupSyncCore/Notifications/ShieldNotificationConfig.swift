@@ -52,10 +52,15 @@ public struct ShieldNotificationConfig: Hashable, Sendable {
     public static func lastSentAt(nowMillis: Int64) -> Value { .double(Double(nowMillis) / 1000) }
 
     /// The request one shield showing posts. A desktop notification has no subtitle line, so it leads the body.
+    /// Its own minimum interval is 0: `minIntervalSeconds` debounces the showing by the stored `…LastSentAt`
+    /// (`ShieldNotification.decide`), as the seed does, and the post must not be debounced again by its ID's
+    /// last post, which may be another device's showing or one the app has since reset the stamp for.
     public func request(configKey: String, placeholders: NotificationPlaceholders) throws(NotificationError) -> NotificationRequest {
         let fullBody = [subtitle, body.isEmpty ? nil : body].compactMap { $0 }.joined(separator: "\n")
         let content = NotificationContent(title: title, body: fullBody, level: level).filling(placeholders)
-        return try NotificationRequest(id: identifier ?? configKey, content: content, minIntervalSeconds: minIntervalSeconds,
-                                       scope: scope, ttlSeconds: ttlSeconds)
+        let request = try NotificationRequest(id: identifier ?? configKey, content: content, minIntervalSeconds: 0,
+                                              scope: scope, ttlSeconds: ttlSeconds)
+        try NotificationRequest.validate(minIntervalSeconds: minIntervalSeconds)
+        return request
     }
 }

@@ -199,10 +199,6 @@ public final class Store: ReplicaStore {
     }
 
     public func apply(_ entries: [Entry], physicalMillis now: Int64, savingWatermark watermark: PeerWatermark? = nil) throws(StoreError) -> ApplyResult {
-        for entry in entries {
-            try Self.validate(suite: entry.suite, key: entry.key)
-            if let value = entry.value, !value.isStorable { throw .invalidEntry("\(entry.suite)/\(entry.key) holds a number that is not finite or a date outside years 0000-9999") }
-        }
         // Nothing to merge, nothing to commit: a peer's batch made only of our own echoes arrives empty, and
         // an empty transaction would still cost a commit and a sync.
         guard !entries.isEmpty else {

@@ -211,4 +211,30 @@ import GroupSyncCore
         while Date() < again, (try? b.get("k3")) != "fixed" { Thread.sleep(forTimeInterval: 0.05) }
         #expect(try b.get("k3") == "fixed")
     }
+
+    /// An entry an earlier groupsync stored under looser rules (here a date its rounding let past year 9999)
+    /// reads as it is on its device, but no store may keep it now. The peer leaves it out, named once in its
+    /// log, and takes everything else: refusing its batch stopped every later write of that device for good,
+    /// each session ending on the same batch (found by review).
+    @Test func anEntryTheRulesNoLongerAllowIsLeftOutByThePeerAndEverythingElseReplicates() throws {
+        let folder = TemporaryFolder()
+        let a = try TestDevice("a", in: folder), b = try TestDevice("b", in: folder)
+        try a.cli.run("set", "group.test", "before", "1")
+        try a.cli.run("set", "group.test", "olddate", "--date", "9999-12-31T23:59:59.999Z")
+        let store = try Store(path: a.cli.home + "/store.db", device: try DeviceID(bytes: Array(repeating: 0, count: 32)))
+        // 253402300799.9996 s, as groupsync stored it before dates were judged at the millisecond they print.
+        try store.database.execute("UPDATE entries SET value = x'06424d7ffa20bffff3' WHERE key = 'olddate'")
+        try a.cli.run("set", "group.test", "after", "2")
+        for device in [a, b] { try device.start() }
+        try pairAll([a, b])
+        #expect(try b.await("after", equals: "2", timeout: 10) != nil, "what a wrote after it reaches b:\n\(b.log)")
+        try a.cli.run("set", "group.test", "later", "3")
+        #expect(try b.await("later", equals: "3", timeout: 10) != nil)
+        #expect(try b.get("before") == "1")
+        #expect(try b.get("olddate") == nil, "b cannot keep it")
+        let skipped = b.log.split(separator: "\n").filter { $0.contains("event=unstorable-skipped") }
+        #expect(skipped.count == 1 && skipped[0].contains("group.test/olddate") && skipped[0].contains("years 0000-9999"), "named once:\n\(b.log)")
+        #expect(!(a.log + b.log).contains("store-failure"), "no session ends over it:\n\(a.log)\n\(b.log)")
+        #expect(try a.peerStatus(b)["lastError"] == nil)
+    }
 }

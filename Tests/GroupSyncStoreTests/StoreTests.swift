@@ -173,6 +173,31 @@ import GroupSyncCore
         #expect(try store.apply([fine]).applied.count == 1)
     }
 
+    /// A peer's entry no store may keep (an earlier groupsync's looser rules let it be written) is left out
+    /// and reported, and the rest of its batch is merged with the watermark: refusing the batch would stop
+    /// everything the peer wrote after it, for good.
+    @Test func aPeersUnstorableEntriesAreLeftOutAndTheRestOfTheBatchIsMerged() throws {
+        let folder = TemporaryFolder()
+        let store = try Store(path: folder.path + "/store.db", device: Self.me)
+        let version = Version(hlc: HLC(wallMillis: 1_000), origin: Self.other)
+        let fine = Entry(suite: "s", key: "fine", value: .int(1), version: version)
+        let unstorable = [
+            Entry(suite: "s", key: "year10000", value: .date(253_402_300_799.9996), version: version),
+            Entry(suite: "s", key: "infinite", value: .array([.double(.infinity)]), version: version),
+            Entry(suite: "s", key: "a\nb", value: .int(1), version: version),
+            Entry(suite: "", key: "k", value: nil, version: version),
+        ]
+        let watermark = PeerWatermark(Watermark(storeID: "peer-store", sequence: 9), peer: Self.other)
+        let result = try store.apply([unstorable[0], fine] + unstorable.dropFirst(), physicalMillis: 2_000, savingWatermark: watermark)
+        #expect(result.applied.map(\.entry) == [fine])
+        #expect(result.unstorable.map(\.entry) == unstorable)
+        #expect(result.unstorable[0].problem.contains("date outside years 0000-9999"))
+        #expect(result.unstorable[2].problem.contains("control character"))
+        #expect(try store.lastSequence() == 1)
+        #expect(try store.entry(suite: "s", key: "year10000") == nil)
+        #expect(try store.watermark(peer: Self.other) == watermark.watermark, "the watermark moves past what was left out")
+    }
+
     @Test func changesAreReadInSequenceFromAnyPoint() throws {
         let folder = TemporaryFolder()
         let store = try Store(path: folder.path + "/store.db", device: Self.me)

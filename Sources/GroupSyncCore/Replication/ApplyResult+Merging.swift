@@ -1,7 +1,8 @@
 extension ApplyResult {
     /// How every `ReplicaStore` merges a batch of remote entries, so the in-memory store and the SQLite store
-    /// cannot drift apart: each entry's clock is checked against the drift bound first (a refused entry is
-    /// neither stored nor folded into the clock), then it is stored if it wins by last-writer-wins.
+    /// cannot drift apart: an entry no store may keep is left out (`ApplyResult.unstorable`), then each entry's
+    /// clock is checked against the drift bound (a refused entry is neither stored nor folded into the
+    /// clock), then it is stored if it wins by last-writer-wins.
     ///
     /// `current` reads the stored entry for the same key; `write` stores a winner and returns its change.
     /// The caller wraps the whole call in one transaction and persists `clock` afterwards.
@@ -31,6 +32,10 @@ extension ApplyResult {
         var result = ApplyResult()
         result.applied.reserveCapacity(entries.count)
         for entry in entries {
+            if let problem = entry.storageProblem {
+                result.unstorable.append((entry, problem))
+                continue
+            }
             do throws(ClockError) {
                 try clock.observe(entry.version.hlc, physicalMillis: physicalMillis)
             } catch {

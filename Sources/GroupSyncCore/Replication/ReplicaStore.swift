@@ -43,6 +43,9 @@ public struct ApplyResult: Sendable {
     public var superseded = 0
     /// Entries refused because their clock is too far ahead; the sender offers them again later.
     public var refused: [(entry: Entry, reason: ClockError)] = []
+    /// Entries no store may keep (`Entry.storageProblem`), left out for good: unlike a refused entry, no
+    /// later offer could make one storable, so they do not hold the watermark back.
+    public var unstorable: [(entry: Entry, problem: String)] = []
     /// Writes of this store's own that the merge made: a later firing time written back over a peer's
     /// earlier one (`LatestFiring`). Not echoes: the peer lacks them.
     public var kept: [Change] = []
@@ -62,6 +65,7 @@ public protocol ReplicaStore: AnyObject {
     func changes(after sequence: Int64, limit: Int) throws(Failure) -> [Change]
     func lastSequence() throws(Failure) -> Int64
     /// Merges remote entries durably (all or none) by last-writer-wins, judging clock drift at `physicalMillis`,
+    /// leaving out the entries no store may keep (`ApplyResult.unstorable`),
     /// and stores `watermark` in the same transaction — unless an entry was refused, when the caller works
     /// out how far it got and stores that itself. Also called with no entries, to store the watermark alone.
     func apply(_ entries: [Entry], physicalMillis: Int64, savingWatermark watermark: PeerWatermark?) throws(Failure) -> ApplyResult

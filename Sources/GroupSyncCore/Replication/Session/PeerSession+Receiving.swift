@@ -38,6 +38,11 @@ extension PeerSession {
             try store.apply(batch.changes.map(\.entry).filter { !LocalSuites.isLocalOnly($0.suite) }, physicalMillis: now.wallMillis,
                             savingWatermark: watermark)
         }
+        if let (entry, problem) = result.unstorable.first {
+            // Left out for good, and the watermark moves past it: refusing the batch would stop everything the
+            // peer wrote after it, each session offering the same batch again (`Entry.storageProblem`).
+            log("unstorable-skipped", "count=\(result.unstorable.count) first=\(quoted(entry.suite + "/" + entry.key)) problem=\(quoted(problem))")
+        }
         for change in result.applied { echo.record(change.sequence) }
         if !result.stored.isEmpty { outbox.append(.applied(result.stored)) }
 
@@ -66,7 +71,7 @@ extension PeerSession {
         }
         lastSyncMillis = now.wallMillis
         // Empty batches (an up-to-date peer moving our watermark past echoes) are routine, not events.
-        if !batch.changes.isEmpty { log("applied", "after=\(batch.after) through=\(batch.through) entries=\(batch.changes.count) applied=\(result.applied.count) superseded=\(result.superseded) refused=\(result.refused.count) watermark=\(received)") }
+        if !batch.changes.isEmpty { log("applied", "after=\(batch.after) through=\(batch.through) entries=\(batch.changes.count) applied=\(result.applied.count) superseded=\(result.superseded) refused=\(result.refused.count) unstorable=\(result.unstorable.count) watermark=\(received)") }
         send(.ack(sequence: received))
         // What we just applied is filtered as an echo, but an empty batch still moves the peer's watermark
         // past it, so a reconnect does not send it back either.

@@ -48,7 +48,7 @@ final class ControlServer: @unchecked Sendable {
         var address = UnixSocketAddress.make(path)
         guard address.isValid else {
             Glibc.close(fd)
-            throw .cannotCreate(path: path, reason: "path longer than a Unix socket allows; use a shorter --home")
+            throw .socketPathTooLong(path: path)
         }
         let bound = withUnsafePointer(to: &address.storage) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }

@@ -125,7 +125,10 @@ public final class Daemon: @unchecked Sendable {
             throw .io("cannot listen on \(configuration.listen): \(error)")
         }
         boundAddress = ListenAddress(host: configuration.listen.host, port: listener!.port)
-        do { control = try ControlServer(home: home, daemon: self) } catch { throw .io(error.description) }
+        do { control = try ControlServer(home: home, daemon: self) } catch {
+            if case .socketPathTooLong = error { throw .badHome(error.description) }
+            throw .io(error.description)
+        }
         log.write("event=started device=\(certificate.deviceID) name=\"\(deviceName)\" listen=\(boundAddress) peers=\(state.locked { paired.count })")
 
         // Before any thread starts: the watcher reads it to dial devices paired from now on (ThreadSanitizer
@@ -574,12 +577,14 @@ public enum DaemonError: Error, CustomStringConvertible {
     case io(String)
     /// The address given to listen on names no host: the command line's fault, not the machine's.
     case badListenAddress(String)
+    /// The home's path is too long for the control socket: another `--home` is needed, and restarting cannot help.
+    case badHome(String)
 
     public var description: String {
         switch self {
         case .alreadyRunning(let path): "another 'groupsync serve' is already running on the home \(path)"
         case .store(let text), .io(let text): text
-        case .badListenAddress(let text): text
+        case .badListenAddress(let text), .badHome(let text): text
         }
     }
 }

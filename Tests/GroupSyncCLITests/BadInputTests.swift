@@ -46,6 +46,17 @@ import GroupSyncStore
         #expect(try cli.run("get", "s", "k").stdout == "original\n")
     }
 
+    /// A home whose path is too long for the control socket needs another `--home`; exit 3 (the environment)
+    /// had the systemd unit restart the daemon every 30 s for it (found by review).
+    @Test func aHomeTooLongForTheControlSocketIsTheCommandLinesMistake() throws {
+        let folder = TemporaryFolder()
+        let cli = GroupSyncBinary(home: folder.path + "/" + String(repeating: "h", count: 110))
+        try cli.run("init")
+        let result = try cli.run(["timeout", "-s", "KILL", "10", GroupSyncBinary.path, "serve", "--listen", "127.0.0.1:0"], executable: "/usr/bin/env")
+        #expect(result.status == 2, "\(result.status): \(result.stderr)")
+        #expect(result.stderr.contains("control.sock") && result.stderr.contains("shorter path"), "\(result.stderr)")
+    }
+
     /// `-h` after a positional is a value like any other single-dash word, not a help request that exits 0
     /// having written nothing; before one it still asks for help.
     @Test func aDashHValueIsStoredAndHelpStillWorksUpFront() throws {

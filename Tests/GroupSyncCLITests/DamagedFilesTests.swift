@@ -114,6 +114,54 @@ import GroupSyncCore
         #expect(info.st_uid == nobody)
     }
 
+    /// A home once open to others (made under umask 000) may hold a key, certificate or store another user
+    /// put there and can still read and write; `chmod 700`, as the error for the open home advises, does not
+    /// make them the user's. Used as they were, they gave that user the device's identity or a store paired
+    /// with a device of theirs (found by review). Each is refused by name, directly or through a link, and
+    /// left where it is.
+    @Test(arguments: ["key.pem", "cert.pem", "store.db", "store.db-wal", "signal", "notes.txt"])
+    func aFileSomeoneElseMadeInTheHomeIsRefused(file: String) throws {
+        guard geteuid() == 0 else {
+            print("skipped: giving a file to another user (chown) needs root")
+            return
+        }
+        let f = try Fixture()
+        let nobody: uid_t = 65534
+        let path = f.home + "/" + file
+        if !FileManager.default.fileExists(atPath: path) { FileManager.default.createFile(atPath: path, contents: Data("x".utf8)) }
+        chown(path, nobody, nobody)
+        let before = f.bytes(file)
+        try f.expectRefused([path, "belongs to user \(nobody)", "cannot be trusted"], "\(file) owned by nobody")
+        #expect(f.bytes(file) == before, "left as it was")
+        // Through a link of the user's own, the file it reaches is what counts. (SQLite opens no log through a
+        // link, so the log is left out here.)
+        guard file != "store.db-wal" else { return }
+        chown(path, 0, 0)
+        let elsewhere = f.folder.path + "/elsewhere-" + file
+        try FileManager.default.moveItem(atPath: path, toPath: elsewhere)
+        try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: elsewhere)
+        #expect(try f.runBounded(["get", "s", "k1"]).status == 0, "a link to the user's own file works")
+        chown(elsewhere, nobody, nobody)
+        try f.expectRefused([path, "belongs to user \(nobody)"], commands: [["get", "s", "k1"], ["serve", "--listen", "127.0.0.1:0"]], "\(file) linked to nobody's file")
+    }
+
+    /// A FIFO where the key is expected blocked every command in `fopen` for ever; a file where the signal
+    /// folder is expected silently left `watch` deaf. Both are named instead (found by review).
+    @Test func aFileOfTheWrongKindIsNamedRatherThanWaitedOn() throws {
+        let f = try Fixture()
+        for (file, expected) in [("key.pem", "is not a file"), ("daemon.lock", "is not a file"), ("signal", "is not a folder")] {
+            let path = f.home + "/" + file
+            let saved = f.folder.path + "/saved"
+            if !FileManager.default.fileExists(atPath: path) { FileManager.default.createFile(atPath: path, contents: Data()) }
+            try FileManager.default.moveItem(atPath: path, toPath: saved)
+            if file == "signal" { FileManager.default.createFile(atPath: path, contents: Data()) } else { #expect(mkfifo(path, 0o600) == 0) }
+            try f.expectRefused([path, expected, "move it aside"], commands: [["get", "s", "k1"], ["set", "s", "k", "v"], ["status"], ["serve", "--listen", "127.0.0.1:0"]], "\(file) of the wrong kind")
+            try FileManager.default.removeItem(atPath: path)
+            try FileManager.default.moveItem(atPath: saved, toPath: path)
+        }
+        #expect(try f.runBounded(["get", "s", "k1"]).stdout == "v1\n")
+    }
+
     @Test func aHomeReadableByOthersIsRefusedByEveryCommand() throws {
         let f = try Fixture()
         chmod(f.home, 0o750)

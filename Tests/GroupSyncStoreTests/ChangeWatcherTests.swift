@@ -62,10 +62,14 @@ import Testing
         #expect(throws: HomeError.self) { try home.checkPrivate() }
     }
 
-    @Test func resolutionOrder() {
-        #expect(Home.resolve(explicit: "/x", environment: ["GROUPSYNC_HOME": "/y"]).path == "/x")
-        #expect(Home.resolve(explicit: nil, environment: ["GROUPSYNC_HOME": "/y", "XDG_DATA_HOME": "/z"]).path == "/y")
-        #expect(Home.resolve(explicit: nil, environment: ["XDG_DATA_HOME": "/z"]).path == "/z/groupsync")
-        #expect(Home.resolve(explicit: nil, environment: ["HOME": "/h"]).path == "/h/.local/share/groupsync")
+    @Test func resolutionOrder() throws {
+        #expect(Home.resolve(explicit: "/x", environment: ["GROUPSYNC_HOME": "/y"])?.path == "/x")
+        #expect(Home.resolve(explicit: nil, environment: ["GROUPSYNC_HOME": "/y", "XDG_DATA_HOME": "/z"])?.path == "/y")
+        #expect(Home.resolve(explicit: nil, environment: ["XDG_DATA_HOME": "/z"])?.path == "/z/groupsync")
+        #expect(Home.resolve(explicit: nil, environment: ["HOME": "/h"])?.path == "/h/.local/share/groupsync")
+        // Without HOME, the user's home directory from the password database, never a shared folder like /tmp.
+        let fromPasswd = try #require(Home.resolve(explicit: nil, environment: [:])).path
+        #expect(fromPasswd == String(cString: getpwuid(geteuid())!.pointee.pw_dir) + "/.local/share/groupsync")
+        #expect(!fromPasswd.hasPrefix("/tmp"))
     }
 }

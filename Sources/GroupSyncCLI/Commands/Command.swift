@@ -15,8 +15,11 @@ protocol Command: Sendable {
 struct Invocation {
     var environment: [String: String]
 
-    func home(_ arguments: ParsedArguments) -> Home {
-        Home.resolve(explicit: arguments.value("--home"), environment: environment)
+    func home(_ arguments: ParsedArguments) throws(CLIError) -> Home {
+        guard let home = Home.resolve(explicit: arguments.value("--home"), environment: environment) else {
+            throw .usage("no home: HOME is not set and the user has no home directory; give --home DIR or set GROUPSYNC_HOME")
+        }
+        return home
     }
 }
 

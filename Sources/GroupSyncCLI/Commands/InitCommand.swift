@@ -20,7 +20,7 @@ enum InitCommand: Command {
 
     static func run(_ arguments: ParsedArguments, _ invocation: Invocation) throws(CLIError) {
         _ = try arguments.positionals()
-        let home = invocation.home(arguments)
+        let home = try invocation.home(arguments)
         if let name = arguments.value("--name") {
             guard DeviceName.isValid(name) else { throw .badInput("--name must be 1 to \(DeviceName.maxBytes) bytes without control characters") }
         }
@@ -63,7 +63,7 @@ enum IdCommand: Command {
 
     static func run(_ arguments: ParsedArguments, _ invocation: Invocation) throws(CLIError) {
         _ = try arguments.positionals()
-        let home = invocation.home(arguments)
+        let home = try invocation.home(arguments)
         guard home.exists else { throw .usage(HomeError.notInitialized(path: home.path).description) }
         // As every command that opens the home: one others can read holds a key others may have copied.
         do { try home.checkPrivate() } catch { throw .failure(error.description) }

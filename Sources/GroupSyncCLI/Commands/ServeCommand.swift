@@ -29,7 +29,7 @@ enum ServeCommand: Command {
             guard let parsed = ListenAddress(parsing: text) else { throw .badInput("--listen expects HOST:PORT, [IPv6]:PORT or :PORT, got '\(text)'") }
             listen = parsed
         }
-        var configuration = Daemon.Configuration(home: invocation.home(arguments), listen: listen)
+        var configuration = Daemon.Configuration(home: try invocation.home(arguments), listen: listen)
         configuration.environment = invocation.environment
         if let text = arguments.value("--max-clock-drift") {
             guard let seconds = Int64(text), seconds >= 1, seconds <= 86_400 * 365 else {
@@ -44,6 +44,8 @@ enum ServeCommand: Command {
             let daemon = try Daemon(configuration: configuration, certificate: context.certificate, deviceName: name)
             status = try daemon.run()
         } catch DaemonError.badListenAddress(let text) {
+            throw .badInput(text)
+        } catch DaemonError.badHome(let text) {
             throw .badInput(text)
         } catch {
             throw .failure(error.description)

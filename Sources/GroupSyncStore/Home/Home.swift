@@ -9,13 +9,26 @@ public struct Home: Sendable {
         self.path = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
     }
 
-    /// `--home`, else `$GROUPSYNC_HOME`, else `$XDG_DATA_HOME/groupsync`, else `~/.local/share/groupsync`.
-    public static func resolve(explicit: String?, environment: [String: String]) -> Home {
+    /// `--home`, else `$GROUPSYNC_HOME`, else `$XDG_DATA_HOME/groupsync`, else `~/.local/share/groupsync`,
+    /// where `~` is `$HOME`, or the user's home directory in the password database when `HOME` is unset (as
+    /// under `env -i` or some service managers). Nil when there is none: a shared fallback such as `/tmp`
+    /// would let the first user to reach it take it from the others, and lose the key when `/tmp` is cleared.
+    public static func resolve(explicit: String?, environment: [String: String]) -> Home? {
         if let explicit, !explicit.isEmpty { return Home(path: explicit) }
         if let fromEnvironment = environment["GROUPSYNC_HOME"], !fromEnvironment.isEmpty { return Home(path: fromEnvironment) }
         if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") { return Home(path: xdg + "/groupsync") }
-        let userHome = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        guard let userHome = environment["HOME"].flatMap({ $0.isEmpty ? nil : $0 }) ?? passwordDatabaseHome() else { return nil }
         return Home(path: userHome + "/.local/share/groupsync")
+    }
+
+    /// The effective user's home directory in the password database, if it names an absolute one.
+    private static func passwordDatabaseHome() -> String? {
+        var entry = passwd()
+        var found: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 16 * 1024)
+        guard getpwuid_r(geteuid(), &entry, &buffer, buffer.count, &found) == 0, found != nil, let directory = entry.pw_dir else { return nil }
+        let path = String(cString: directory)
+        return path.hasPrefix("/") ? path : nil
     }
 
     public var storePath: String { path + "/" + Self.storeName }
@@ -69,13 +82,55 @@ public struct Home: Sendable {
     }
 
     /// Refuses a home that others can read or that belongs to another user: it holds a private key, and
-    /// quietly "fixing" someone else's folder is not ours to do.
+    /// quietly "fixing" someone else's folder is not ours to do. Then refuses anything in it that is not the
+    /// user's (`checkContents`).
     public func checkPrivate() throws(HomeError) {
         var info = stat()
         guard stat(path, &info) == 0 else { throw .cannotCreate(path: path, reason: String(cString: strerror(errno))) }
         guard (info.st_mode & S_IFMT) == S_IFDIR else { throw .notAFolder(path: path) }
         guard info.st_uid == geteuid() else { throw .foreignOwner(path: path, uid: info.st_uid) }
         guard info.st_mode & 0o077 == 0 else { throw .readableByOthers(path: path, mode: info.st_mode & 0o777) }
+        try checkContents()
+    }
+
+    /// What GroupSync keeps in a home, and the kind of file each must be. A FIFO or a folder in place of one
+    /// would hang or silently disable what reads it (a FIFO as the key blocks every command in `fopen`).
+    private static let expectedKinds: [(name: String, kind: mode_t, what: String)] = [
+        ("key.pem", S_IFREG, "a file"), ("cert.pem", S_IFREG, "a file"), ("name", S_IFREG, "a file"),
+        (storeName, S_IFREG, "a file"), (storeName + "-wal", S_IFREG, "a file"), (storeName + "-shm", S_IFREG, "a file"),
+        ("daemon.lock", S_IFREG, "a file"), ("balance.lock", S_IFREG, "a file"), (".init.lock", S_IFREG, "a file"),
+        (changeSignalFolderName, S_IFDIR, "a folder"), (changeSignalFolderName + "/" + changeSignalName, S_IFREG, "a file"),
+    ]
+
+    /// Refuses a file in the home that belongs to someone else, or that reaches someone else's file through a
+    /// link, and one of GroupSync's files of the wrong kind. A home that was once open to others (made under
+    /// umask 000, say) may hold a key, a certificate or a store that another user put there and can still
+    /// read and write; making the folder 0700, as the error for it advises, does not make them the user's.
+    /// Used as they were, they gave that user the device's identity, or a store paired with a device of theirs
+    /// (found by review). Nothing is deleted: the user decides what to keep.
+    private func checkContents() throws(HomeError) {
+        guard let folder = opendir(path) else { throw .cannotRead(path: path, reason: String(cString: strerror(errno))) }
+        var names: [String] = []
+        while let entry = readdir(folder) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        closedir(folder)
+        let me = geteuid()
+        for name in names + [Self.changeSignalFolderName + "/" + Self.changeSignalName] {
+            let file = path + "/" + name
+            var link = stat()
+            guard lstat(file, &link) == 0 else { continue }  // gone meanwhile, or the signal file not made yet
+            guard link.st_uid == me else { throw .foreignFile(path: file, uid: link.st_uid) }
+            var target = link
+            if (link.st_mode & S_IFMT) == S_IFLNK {
+                guard stat(file, &target) == 0 else { continue }  // a dangling link fails where it is used, by name
+                guard target.st_uid == me else { throw .foreignFile(path: file, uid: target.st_uid) }
+            }
+            if let expected = Self.expectedKinds.first(where: { $0.name == name }), (target.st_mode & S_IFMT) != expected.kind {
+                throw .wrongKind(path: file, expected: expected.what)
+            }
+        }
     }
 
     /// Reads a small text file of the home, `nil` if it does not exist.
@@ -127,16 +182,22 @@ public enum HomeError: Error, Equatable, CustomStringConvertible {
     case cannotRead(path: String, reason: String)
     case cannotWrite(path: String, reason: String)
     case notInitialized(path: String)
+    case foreignFile(path: String, uid: UInt32)
+    case wrongKind(path: String, expected: String)
+    case socketPathTooLong(path: String)
 
     public var description: String {
         switch self {
         case let .cannotCreate(path, reason): "cannot create the home \(path): \(reason)"
         case let .notAFolder(path): "the home \(path) is not a folder"
         case let .foreignOwner(path, uid): "the home \(path) belongs to user \(uid), not to you; use your own --home"
-        case let .readableByOthers(path, mode): "the home \(path) has mode \(String(mode, radix: 8)) and others can read it; it holds a private key: run 'chmod 700 \(path)' if that is intended to be yours"
+        case let .readableByOthers(path, mode): "the home \(path) has mode \(String(mode, radix: 8)) and others can read it; it holds a private key: run 'chmod 700 \(path)' if that is intended to be yours (a file in it that someone else made is then refused)"
         case let .cannotRead(path, reason): "cannot read \(path): \(reason)"
         case let .cannotWrite(path, reason): "cannot write \(path): \(reason)"
         case let .notInitialized(path): "no GroupSync home at \(path): run 'groupsync init' first"
+        case let .foreignFile(path, uid): "\(path) belongs to user \(uid), not to you: someone else has written in this home, so its key and store cannot be trusted; move the home aside and run 'groupsync init' for a new one"
+        case let .wrongKind(path, expected): "\(path) is not \(expected); move it aside"
+        case let .socketPathTooLong(path): "the control socket \(path) is longer than a Unix socket's path may be; use a home with a shorter path"
         }
     }
 }

@@ -400,9 +400,9 @@ struct ReceivedRequest {
         // A member set to null counts as absent: CONTROL.md lets clients send fields the daemon does not know,
         // and a JSON encoder may write an unset optional as null. A null `value` is then a missing value; a null
         // inside it is refused, as `set --json` refuses it.
-        let parsed: Value
+        let parsed: Value, valueNumberText: String?
         do throws(JSONError) {
-            parsed = try JSONParser.parse(line, nullMembers: .omittedExceptIn(member: "value"))
+            (parsed, valueNumberText) = try JSONParser.parseRequest(line, valueMember: "value")
         } catch {
             (request, write, problem) = (nil, nil, "the request is \(error)")
             return
@@ -412,7 +412,7 @@ struct ReceivedRequest {
             return
         }
         request = (object, command)
-        write = command == "set" || command == "delete" ? Daemon.localWrite(from: object) : nil
+        write = command == "set" || command == "delete" ? Daemon.localWrite(from: object, valueNumberText: valueNumberText) : nil
         problem = nil
     }
 

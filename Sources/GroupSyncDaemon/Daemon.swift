@@ -515,8 +515,9 @@ public final class Daemon: @unchecked Sendable {
         return answers.map { $0! }
     }
 
-    /// A `set` or `delete` request as the write it asks for, validated as `Store.write` will.
-    static func localWrite(from request: [String: Value]) -> Result<LocalWrite, TypedJSONError> {
+    /// A `set` or `delete` request as the write it asks for, validated as `Store.write` will. `valueNumberText`:
+    /// the text of `value` when it is a bare number (`JSONParser.parseRequest`), read as the type asks.
+    static func localWrite(from request: [String: Value], valueNumberText: String? = nil) -> Result<LocalWrite, TypedJSONError> {
         guard case .string(let command)? = request["command"], case .string(let suite)? = request["suite"], case .string(let key)? = request["key"] else {
             return .failure(TypedJSONError("give suite and key as strings"))
         }
@@ -527,7 +528,7 @@ public final class Daemon: @unchecked Sendable {
             guard case .string(let type)? = request["type"], let json = request["value"] else {
                 return .failure(TypedJSONError("give type and value, as 'get --json' prints them"))
             }
-            do { write = .set(suite: suite, key: key, value: try TypedJSON.value(type: type, json: json)) } catch { return .failure(error) }
+            do { write = .set(suite: suite, key: key, value: try TypedJSON.value(type: type, json: json, numberText: valueNumberText)) } catch { return .failure(error) }
         }
         do { try Store.validate(write) } catch { return .failure(TypedJSONError(error.description)) }
         return .success(write)
@@ -538,6 +539,7 @@ public final class Daemon: @unchecked Sendable {
         guard case .string(let suite)? = request["suite"], case .string(let key)? = request["key"] else {
             return ControlResponse.error("give suite and key as strings", badInput: true)
         }
+        do { try Store.validate(suite: suite, key: key) } catch { return ControlResponse.error(error.description, badInput: true) }
         let found = readLock.withLock { _ in Result { () throws(StoreError) in try reader.entry(suite: suite, key: key) } }
         switch found {
         case .success(let entry?) where !entry.isDeleted: return EntryFormatting.json(entry)

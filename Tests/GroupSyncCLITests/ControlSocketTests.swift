@@ -32,6 +32,25 @@ import Testing
             #expect(answer.contains(#""ok":false"#) && answer.contains(#""badInput":true"#), "\(bad): \(answer)")
         }
         #expect(try device.get("x", suite: "s") == nil)
+        // A double as JSON encoders write it: -0 keeps its sign, and 1e20 in digits (JavaScript's and Go's
+        // form) is a number, as `set --double` takes them; as an int it is too large (found by review).
+        #expect(client.request(#"{"command":"set","suite":"s","key":"z","type":"double","value":-0}"#).contains(#""ok":true"#))
+        #expect(try device.get("z", suite: "s") == "-0.0")
+        #expect(client.request(#"{"command":"set","suite":"s","key":"e","type":"double","value":100000000000000000000}"#).contains(#""ok":true"#))
+        #expect(try device.get("e", suite: "s") == "1e+20")
+        let tooLarge = client.request(#"{"command":"set","suite":"s","key":"x","type":"int","value":100000000000000000000}"#)
+        #expect(tooLarge.contains(#""badInput":true"#) && tooLarge.contains("does not fit in 64 bits"), "\(tooLarge)")
+        // A value as deep as `get --json` prints one is taken back: the request's object is not a level of it.
+        let deepest = String(repeating: "[", count: 64) + String(repeating: "]", count: 64)
+        #expect(client.request(#"{"command":"set","suite":"s","key":"deep","type":"array","value":"# + deepest + "}").contains(#""ok":true"#))
+        let tooDeep = client.request(#"{"command":"set","suite":"s","key":"x","type":"array","value":["# + deepest + "]}")
+        #expect(tooDeep.contains(#""badInput":true"#) && tooDeep.contains("nested deeper than 64"), "\(tooDeep)")
+        // A read of a name the store refuses is the client's mistake, as a write of it is, not a missing key.
+        for bad in [#"{"command":"get","suite":"","key":"x"}"#, #"{"command":"get","suite":"s","key":"a\nb"}"#] {
+            let answer = client.request(bad)
+            #expect(answer.contains(#""badInput":true"#) && !answer.contains("notFound"), "\(bad): \(answer)")
+        }
+        #expect(try device.get("x", suite: "s") == nil)
         #expect(client.request(#"{"command":"get","suite":"s","key":"t"}"#).contains("2026-11-29T13:15:00Z"))
         // CONTROL.md: unknown fields are ignored, and a null one is no different; a null value is a missing one.
         #expect(client.request(#"{"command":"get","suite":"s","key":"t","trace":null}"#).contains("2026-11-29T13:15:00Z"))

@@ -58,6 +58,28 @@ import Testing
         #expect(try JSONParser.parse(#"{"extra":{"value":null}}"#, nullMembers: request) == .dictionary(["extra": .dictionary([:])]))
     }
 
+    /// A request's value is nested as deep as a value given alone may be, and a bare number keeps its text
+    /// for the request's type to read.
+    @Test func aRequestCountsNestingFromItsValueAndKeepsANumbersText() throws {
+        let deepest = String(repeating: "[", count: 64) + String(repeating: "]", count: 64)
+        #expect(throws: Never.self) { try JSONParser.parse(deepest) }
+        #expect(throws: Never.self) { try JSONParser.parseRequest(#"{"value":"# + deepest + "}", valueMember: "value") }
+        #expect(throws: JSONError.self) { try JSONParser.parseRequest(#"{"value":["# + deepest + "]}", valueMember: "value") }
+        #expect(throws: JSONError.self) { try JSONParser.parseRequest(#"{"extra":["# + deepest + "]}", valueMember: "value") }
+        let negativeZero = try JSONParser.parseRequest(#"{"value":-0,"type":"double"}"#, valueMember: "value")
+        #expect(negativeZero.request == .dictionary(["value": .int(0), "type": .string("double")]) && negativeZero.valueNumberText == "-0")
+        let large = try JSONParser.parseRequest(#"{"value":100000000000000000000}"#, valueMember: "value")
+        #expect(large.request == .dictionary(["value": .double(1e20)]) && large.valueNumberText == "100000000000000000000")
+        #expect(try JSONParser.parseRequest(#"{"value":"7"}"#, valueMember: "value").valueNumberText == nil)
+        // Only the value member itself: inside it, and elsewhere, an integer beyond 64 bits is still refused.
+        #expect(throws: JSONError.self) { try JSONParser.parseRequest(#"{"value":[100000000000000000000]}"#, valueMember: "value") }
+        #expect(throws: JSONError.self) { try JSONParser.parseRequest(#"{"other":100000000000000000000}"#, valueMember: "value") }
+        guard case .double(let zero) = try TypedJSON.value(type: "double", json: .int(0), numberText: "-0") else { Issue.record("not a double"); return }
+        #expect(zero == 0 && zero.sign == .minus)
+        #expect(throws: TypedJSONError.self) { try TypedJSON.value(type: "int", json: .double(1e20), numberText: "100000000000000000000") }
+        #expect(try TypedJSON.value(type: "int", json: .int(-0), numberText: "-0") == .int(0))
+    }
+
     @Test func deepNestingIsBounded() {
         let deep = String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)
         #expect(throws: JSONError.self) { try JSONParser.parse(deep) }

@@ -38,7 +38,29 @@ public struct JSONParser {
         return value
     }
 
+    /// A control-socket request: an object whose member `valueMember` carries a value to store, with nulls as
+    /// `NullMembers.omittedExceptIn` says. Nesting is counted from that value, as for a value given alone
+    /// (the object around it is not a level of the value: a 64-level value printed by `get --json` must be
+    /// taken back). When the member is a bare number, its text is returned too, since only the request's
+    /// `type` says whether it is meant as an int or a double: as a double, `-0` keeps its sign and an integer
+    /// beyond 64 bits (how JavaScript and Go write 1e20) is a number; as an int, it is refused as too large.
+    /// The member then holds the number as an int, or as a double when no int holds it.
+    public static func parseRequest(_ text: String, valueMember member: String) throws(JSONError) -> (request: Value, valueNumberText: String?) {
+        var parser = JSONParser(bytes: Array(text.utf8))
+        parser.nullMembers = .omittedExceptIn(member: member)
+        parser.outermostDepth = -1
+        parser.skipWhitespace()
+        let value = try parser.parseValue(depth: -1, omittingNulls: true)
+        parser.skipWhitespace()
+        guard parser.index == parser.bytes.count else { throw parser.error("unexpected text after the JSON value") }
+        return (value, parser.valueNumberText)
+    }
+
     private var nullMembers = NullMembers.refused
+    /// The depth of the outermost value: -1 for a request, whose object is not a level of the value it carries.
+    private var outermostDepth = 0
+    /// The text of the request's value member when it is a bare number (`parseRequest`).
+    private var valueNumberText: String?
 
     private init(bytes: [UInt8]) { self.bytes = bytes }
 
@@ -88,9 +110,17 @@ public struct JSONParser {
             skipWhitespace()
             // The member itself may be null (absent); inside the excepted member, nothing may.
             var omitsInside = omittingNulls
-            if depth == 0, case .omittedExceptIn(let member) = nullMembers, key == member { omitsInside = false }
+            var isValueMember = false
+            if depth == outermostDepth, case .omittedExceptIn(let member) = nullMembers, key == member {
+                omitsInside = false
+                isValueMember = true
+            }
             if omittingNulls && current == UInt8(ascii: "n") {
                 try expect("null")
+            } else if isValueMember && outermostDepth < 0, let c = current, c == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(c) {
+                let (number, text) = try parseNumber(beyondInt64: true)
+                dict[key] = number
+                valueNumberText = text
             } else {
                 dict[key] = try parseValue(depth: depth + 1, omittingNulls: omitsInside)
             }
@@ -121,6 +151,11 @@ public struct JSONParser {
     }
 
     private mutating func parseNumber() throws(JSONError) -> Value {
+        try parseNumber(beyondInt64: false).value
+    }
+
+    /// `beyondInt64`: an integer no Int64 holds is a double rather than an error (`parseRequest`).
+    private mutating func parseNumber(beyondInt64: Bool) throws(JSONError) -> (value: Value, text: String) {
         let start = index
         var isInteger = true
         if current == UInt8(ascii: "-") { index += 1 }
@@ -139,13 +174,14 @@ public struct JSONParser {
         }
         let text = String(decoding: bytes[start..<index], as: UTF8.self)
         if isInteger {
-            guard let int = Int64(text) else { throw JSONError(message: "integer \(text) does not fit in 64 bits", offset: start) }
-            return .int(int)
+            if let int = Int64(text) { return (.int(int), text) }
+            guard beyondInt64, let double = Double(text), double.isFinite else { throw JSONError(message: "integer \(text) does not fit in 64 bits", offset: start) }
+            return (.double(double), text)
         }
         guard let double = Double(text), double.isFinite, !DecimalUnderflow.roundedToZero(text, double) else {
             throw JSONError(message: "number \(text) is out of range", offset: start)
         }
-        return .double(double)
+        return (.double(double), text)
     }
 
     @discardableResult

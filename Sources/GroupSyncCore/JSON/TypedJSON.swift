@@ -2,7 +2,15 @@
 /// `{"type":"double","value":7.0}`. The type name restores what plain JSON cannot say (a date is an ISO 8601
 /// string, data is base64, and `7` may be meant as a double).
 public enum TypedJSON {
-    public static func value(type: String, json: Value) throws(TypedJSONError) -> Value {
+    /// `numberText`: how `json` was written when it is a bare number (`JSONParser.parseRequest`). A double is
+    /// read from it, so that `-0` keeps its sign and an integer beyond 64 bits is a double like any other.
+    public static func value(type: String, json: Value, numberText: String? = nil) throws(TypedJSONError) -> Value {
+        if let numberText {
+            if type == "double", let double = Double(numberText) { return .double(double) }
+            if type == "int", case .double = json, !numberText.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }) {
+                throw TypedJSONError("integer \(numberText) does not fit in 64 bits")
+            }
+        }
         switch (type, json) {
         case ("string", .string), ("int", .int), ("double", .double), ("bool", .bool), ("array", .array), ("dictionary", .dictionary):
             return json

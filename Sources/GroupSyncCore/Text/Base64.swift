@@ -20,7 +20,7 @@ public enum Base64 {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// Strict decoding: wrong characters, wrong length or bad padding give `nil`, never a guess.
+    /// Strict decoding: wrong characters, wrong length, bad padding or stray bits before it give `nil`, never a guess.
     public static func decode(_ text: String) -> [UInt8]? {
         let chars = Array(text.utf8)
         guard chars.count % 4 == 0 else { return nil }
@@ -41,6 +41,9 @@ public enum Base64 {
                     quad[j] = v
                 }
             }
+            // The bits padding leaves over must be zero (RFC 4648 §3.5): "AB==" is not another spelling of "AA==",
+            // which is what it would decode to, and reading it back would not give what was written.
+            guard padding < 2 || quad[1] & 15 == 0, padding < 1 || quad[2] & 3 == 0 else { return nil }
             out.append(UInt8((quad[0] << 2) | (quad[1] >> 4)))
             if padding < 2 { out.append(UInt8(((quad[1] & 15) << 4) | (quad[2] >> 2))) }
             if padding < 1 { out.append(UInt8(((quad[2] & 3) << 6) | quad[3])) }

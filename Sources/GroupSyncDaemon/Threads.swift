@@ -46,16 +46,22 @@ private func nameThisThread(_ name: String) {
 final class Condition: @unchecked Sendable {
     private var mutex = pthread_mutex_t()
     private var condition = pthread_cond_t()
+    private let clock: clockid_t
 
-    init() {
+    /// Timeouts run on `clock`: the monotonic one by default, so a wall-clock jump neither hangs nor spins a
+    /// waiter. `CLOCK_REALTIME` for a waiter whose deadline is a time of day (`wait(untilMillis:)`).
+    init(clock: clockid_t = CLOCK_MONOTONIC) {
+        self.clock = clock
         pthread_mutex_init(&mutex, nil)
         var attributes = pthread_condattr_t()
         pthread_condattr_init(&attributes)
-        // Timeouts on the monotonic clock, so a wall-clock jump neither hangs nor spins a waiter.
-        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_condattr_setclock(&attributes, clock)
         pthread_cond_init(&condition, &attributes)
         pthread_condattr_destroy(&attributes)
     }
+
+    /// A condition whose timeouts run on the wall clock, for deadlines that are times of day.
+    static func onWallClock() -> Condition { Condition(clock: CLOCK_REALTIME) }
 
     deinit {
         pthread_cond_destroy(&condition)
@@ -82,10 +88,17 @@ final class Condition: @unchecked Sendable {
     /// Waits (the caller holds the lock, via `locked`) until signalled or `millis` pass.
     func wait(millis: Int64) {
         var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        let total = Int64(now.tv_nsec) + (millis % 1000) * 1_000_000
-        var deadline = timespec(tv_sec: now.tv_sec + Int(millis / 1000) + Int(total / 1_000_000_000), tv_nsec: Int(total % 1_000_000_000))
-        pthread_cond_timedwait(&condition, &mutex, &deadline)
+        clock_gettime(clock, &now)
+        wait(untilMillis: Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000 + millis)
+    }
+
+    /// Waits (the caller holds the lock, via `locked`) until signalled or the condition's clock reads
+    /// `deadline` (milliseconds since its epoch). On `CLOCK_REALTIME` the kernel ends the wait when the wall
+    /// clock passes the deadline however it gets there: running, stepped forward, or across a suspend, which
+    /// a wait of so many milliseconds on the monotonic clock sleeps through.
+    func wait(untilMillis deadline: Int64) {
+        var time = timespec(tv_sec: Int(deadline / 1000), tv_nsec: Int(deadline % 1000) * 1_000_000)
+        pthread_cond_timedwait(&condition, &mutex, &time)
     }
 
     /// Wakes every waiter; the caller holds the lock (inside `locked`).

@@ -79,6 +79,8 @@ import GroupSyncCore
                           ["balance", "earn", "0"], ["balance", "earn", "99999"], ["balance", "policy", "--max-extensions", "1.5"],
                           ["balance", "policy", "--timezone", "../../etc/passwd"], ["balance", "policy", "--timezone", "Mars/Olympus"],
                           ["balance", "policy", "--timezone", "XYZ-100"],
+                          // Links to each machine's own zone: every device would count its own days (found by review).
+                          ["balance", "policy", "--timezone", "localtime"], ["balance", "policy", "--timezone", "posixrules"],
                           ["balance", "policy", "--daily-base", "-3"], ["balance", "fly"], ["balance", "spend", "1", "--reason", "x"],
                           ["balance", "--daily-base", "3"], ["balance", "extend", "now"]] {
             let result = try cli.run(arguments)

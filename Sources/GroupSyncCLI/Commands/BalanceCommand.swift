@@ -36,6 +36,9 @@ enum BalanceCommand: Command {
             --max-extensions N   extensions allowed per day (default 5)
             --timezone TZ        the zone days are counted in: an IANA name such as Europe/Madrid,
                                  UTC (the default), or a POSIX rule such as CET-1CEST,M3.5.0,M10.5.0/3
+                                 (POSIX counts hours west of UTC: UTC-2 is two hours ahead of UTC); every
+                                 device reads an IANA name from its own tzdata, so a rule suits a group
+                                 whose tzdata differ
           earn MINUTES     add earned minutes (e.g. push-ups); --reason TEXT notes why
           extend           grant one puzzle extension for today; refused past the daily cap
           spend MINUTES    spend up to MINUTES: what this device holds, after asking connected devices
@@ -93,6 +96,11 @@ enum BalanceCommand: Command {
             writes[BalancePolicy.Key.maxExtensions] = .int(n)
         }
         if let zone = arguments.value("--timezone") {
+            // The policy is shared, and each device reads the zone from its own zoneinfo: a name that is a link to
+            // the machine's own setting would give each device its own days (found by review).
+            if let local = zone.split(separator: "/").last, local == "localtime" || local == "posixrules" {
+                throw .badInput("--timezone: '\(zone)' is this machine's own setting, which your other devices do not share; name the zone, such as Europe/Madrid")
+            }
             do { _ = try ZoneInfo.calendar(named: zone, environment: invocation.environment) } catch { throw .badInput("--timezone: \(error)") }
             writes[BalancePolicy.Key.timeZone] = .string(zone)
         }

@@ -20,7 +20,10 @@ final class NotificationService: @unchecked Sendable {
     private let clock: @Sendable () -> Int64
     let timesUp: TimesUpNotifications
 
-    private let jobs = Condition()
+    /// On the wall clock: the worker's one long wait is for the end of the day (time's up and the countdown go
+    /// then), a time of day. As a span on the monotonic clock it slept through a suspend: a laptop closed in
+    /// the evening woke to yesterday's "time's up" for hours (found by review).
+    private let jobs = Condition.onWallClock()
     private nonisolated(unsafe) var queue: [@Sendable () -> Void] = []
     private nonisolated(unsafe) var changedPending = false
     /// `waiting` is not empty, as the worker last saw it: published under `jobs` for `changed`.
@@ -249,7 +252,7 @@ final class NotificationService: @unchecked Sendable {
                 retriesOnActivity = publishedWaiting
                 if queue.isEmpty && !changedPending && running {
                     if let wakeAt {
-                        jobs.wait(millis: max(1, wakeAt - clock()))
+                        jobs.wait(untilMillis: wakeAt)
                         retry = queue.isEmpty && !changedPending && retryAt.map { clock() >= $0 } == true
                     } else {
                         jobs.wait()

@@ -33,13 +33,17 @@ public struct StatusReport: Sendable {
     public var name: String
     public var listen: String?
     public var running: Bool
+    /// False when a daemon runs (it holds the home's lock) but did not answer: stopped, or swamped. The peers
+    /// are then as the daemon last saved them.
+    public var answering: Bool
     public var peers: [Peer]
 
-    public init(device: DeviceID, name: String, listen: String?, running: Bool, peers: [Peer]) {
+    public init(device: DeviceID, name: String, listen: String?, running: Bool, answering: Bool = true, peers: [Peer]) {
         self.device = device
         self.name = name
         self.listen = listen
         self.running = running
+        self.answering = answering
         self.peers = peers
     }
 
@@ -49,6 +53,7 @@ public struct StatusReport: Sendable {
         object.add("name", name)
         object.addRaw("listen", json: listen.map { JSONWriter.string(for: .string($0)) } ?? "null")
         object.add("running", running)
+        object.add("answering", running && answering)
         let peerObjects = peers.map { peer -> String in
             var p = JSONObject()
             p.add("id", peer.id.description)
@@ -67,7 +72,10 @@ public struct StatusReport: Sendable {
     }
 
     public var text: String {
-        var lines = ["device   \(device)  \(name)", "daemon   " + (running ? "running, listening on \(listen ?? "?")" : "not running")]
+        let daemon = !running ? "not running"
+            : answering ? "running, listening on \(listen ?? "?")"
+            : "running, but not answering (stopped or busy); peers as it last saved them"
+        var lines = ["device   \(device)  \(name)", "daemon   " + daemon]
         if peers.isEmpty { lines.append("peers    none (pair one with 'groupsync peer add')") }
         for peer in peers {
             var line = "peer     \(peer.id.short)  \(peer.name)  \(peer.address)  " + (peer.connected ? "connected" : "disconnected")

@@ -135,6 +135,26 @@ import GroupSyncCore
         #expect(try b.get("k3") == "v")
     }
 
+    /// A daemon that runs but does not answer (stopped here; swamped by clients, out of descriptors) is not
+    /// "not running": that sent the user to `serve`, which refused because one was (found by review).
+    @Test func statusTellsADaemonThatDoesNotAnswerFromNone() throws {
+        let folder = TemporaryFolder()
+        let (a, _) = try startedPair(in: folder)
+        let daemon = try #require(a.daemon)
+        daemon.signal(SIGSTOP)
+        defer { daemon.signal(SIGCONT) }
+        let json = try a.status()
+        #expect(json["running"] == .bool(true) && json["answering"] == .bool(false), "\(json)")
+        let text = try a.cli.run("status")
+        #expect(text.status == 0 && text.stdout.contains("running, but not answering"), "\(text.stdout)")
+        daemon.signal(SIGCONT)
+        let live = try a.status()
+        #expect(live["running"] == .bool(true) && live["answering"] == .bool(true), "\(live)")
+        a.stop()
+        let stopped = try a.status()
+        #expect(stopped["running"] == .bool(false) && stopped["answering"] == .bool(false), "\(stopped)")
+    }
+
     /// While the daemon runs, `status` says why a peer is not in sync: here nothing answers at its address.
     /// Once the peer is up, the error is gone.
     @Test func statusSaysWhyAPeerCannotBeReached() throws {

@@ -116,10 +116,10 @@ enum FireCommand: Command {
         } else {
             for r in plan.reports { Console.out("\(r.index) \(r.type): \(r.outcome.rawValue): \(r.detail)") }
             for (identifier, status) in delivered.sorted(by: { $0.key < $1.key }) {
-                Console.out("notification \(identifier): \(status == ActionNotificationRequest.pending && !daemonAnswered ? "pending (no daemon running; shown when one starts)" : status)")
+                Console.out("notification \(identifier): \(status == ActionNotificationRequest.pending && !daemonAnswered ? "pending (\(UnansweredDaemon(home: context.home).whenLeftInTheStore("shown")))" : status)")
             }
             for (identifier, status) in removed.sorted(by: { $0.key < $1.key }) where !plan.notifications.contains(identifier) {
-                Console.out("notification \(identifier): \(status == ActionNotificationRequest.removing && !daemonAnswered ? "removing (no daemon running; dismissed when one starts)" : status)")
+                Console.out("notification \(identifier): \(status == ActionNotificationRequest.removing && !daemonAnswered ? "removing (\(UnansweredDaemon(home: context.home).whenLeftInTheStore("dismissed")))" : status)")
             }
             Console.out(recorded)
         }

@@ -21,7 +21,10 @@ enum StatusCommand: Command {
         attempt or session failed (the peer unreachable, a clock too far off, a full disk); null while
         connected, and without a daemon.
 
-          --json          one JSON object: id, name, listen, running, peers[{id, name, address, connected,
+        A daemon that runs but does not answer (stopped, or swamped by clients) is shown as running but not
+        answering (`answering` false), with the peers as it last saved them.
+
+          --json          one JSON object: id, name, listen, running, answering, peers[{id, name, address, connected,
                           lastSync, lastSyncMillis, clockOffsetMillis, pendingChanges, lastError}]
         \(homeHelp)
         """
@@ -39,8 +42,8 @@ enum StatusCommand: Command {
             }
             return
         }
-        // No daemon: what it knew of each peer when their last session ended, with what was written since
-        // counted as pending.
+        // No daemon, or one that did not answer: what it knew of each peer when their last session ended, with
+        // what was written since counted as pending.
         let devices: [PairedDevice], remembered: [DeviceID: SessionStatus], head: Int64
         do {
             devices = try context.store.pairedDevices()
@@ -48,7 +51,8 @@ enum StatusCommand: Command {
             head = try context.store.lastSequence()
         } catch { throw error.asCLIError }
         let name = context.home.deviceName() ?? ""
-        let report = StatusReport(device: context.deviceID, name: name, listen: nil, running: false, peers: devices.map {
+        let running = UnansweredDaemon(home: context.home) == .notAnswering
+        let report = StatusReport(device: context.deviceID, name: name, listen: nil, running: running, answering: false, peers: devices.map {
             let known = remembered[$0.id]
             return StatusReport.Peer(id: $0.id, name: $0.name, address: $0.address, connected: false, lastSyncMillis: known?.lastSyncMillis,
                                      clockOffsetMillis: known?.clockOffsetMillis, pendingChanges: known?.pendingChanges(head: head))

@@ -48,7 +48,7 @@ enum ActionNotificationDelivery {
             request.add("id", identifier)
             guard let answer = ControlClient.request(home: context.home, request.text),
                   case .dictionary(let object)? = try? JSONParser.parse(answer) else {
-                statuses[identifier] = "not dismissed here: no daemon running"
+                statuses[identifier] = "not dismissed here: " + UnansweredDaemon(home: context.home).reason
                 continue
             }
             if object["ok"] == .bool(true) {

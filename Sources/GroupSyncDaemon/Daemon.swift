@@ -9,7 +9,7 @@ import Synchronization
 ///
 /// Threads: one accepts connections; one per accepted connection handshakes and runs it; one dialer per
 /// paired device; one waits on the home's change signal (inotify) and forwards local commits to every
-/// session; one serves the control socket; one waits for SIGTERM/SIGINT. Nothing polls: every thread
+/// session; one serves the control socket; one waits for SIGTERM/SIGINT/SIGHUP. Nothing polls: every thread
 /// blocks until there is something to do, and an idle daemon wakes only for keep-alives.
 public final class Daemon: @unchecked Sendable {
     public struct Configuration: Sendable {
@@ -97,7 +97,7 @@ public final class Daemon: @unchecked Sendable {
         }
     }
 
-    /// Runs until SIGTERM or SIGINT; returns the exit code.
+    /// Runs until SIGTERM, SIGINT or SIGHUP; returns the exit code.
     public func run() throws(DaemonError) -> Int32 {
         let home = configuration.home
         try DaemonLock.acquire(home: home)
@@ -106,6 +106,9 @@ public final class Daemon: @unchecked Sendable {
         sigemptyset(&stopSignals)
         sigaddset(&stopSignals, SIGTERM)
         sigaddset(&stopSignals, SIGINT)
+        // A hang-up (the terminal of a foreground `serve` closed, an ssh session dropped) stops the daemon as
+        // SIGTERM does, with goodbyes to peers, rather than killing it on the spot as its default action does.
+        sigaddset(&stopSignals, SIGHUP)
         pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
         Transport.ignoreSIGPIPE()
 
@@ -147,7 +150,7 @@ public final class Daemon: @unchecked Sendable {
         var received: Int32 = 0
         sigwait(&stopSignals, &received)
         let status = state.locked { exitStatus }
-        if status == 0 { log.write("event=stopping signal=\(received == SIGTERM ? "SIGTERM" : "SIGINT")") }
+        if status == 0 { log.write("event=stopping signal=\(received == SIGTERM ? "SIGTERM" : received == SIGHUP ? "SIGHUP" : "SIGINT")") }
         shutdown()
         log.write("event=stopped")
         return status
@@ -306,6 +309,9 @@ public final class Daemon: @unchecked Sendable {
                                   maxForwardDriftMillis: configuration.maxClockDriftMillis)
         } catch {
             log.write("event=store-failed peer=\(peer.short) error=\"\(error)\"")
+            // Shown by `status` too: without it the peer only looked disconnected (found by review, with the
+            // daemon out of descriptors).
+            state.locked { if paired[peer] != nil { lastErrors[peer] = "this device's store failed: \(error)" } }
             transport.close()
             return
         }

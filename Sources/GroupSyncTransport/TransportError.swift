@@ -1,3 +1,4 @@
+import Glibc
 import GroupSyncCore
 
 /// Everything that can go wrong in the transport, each case with a message that says what happened
@@ -74,7 +75,9 @@ public enum TransportError: Error, Equatable, Sendable, CustomStringConvertible 
         case .connectTimedOut(let host, let port, let after):
             return "connecting to \(host) port \(port) timed out after \(after); the peer may be offline or a firewall drops the traffic"
         case .bindFailed(let host, let port, let detail):
-            return "cannot listen on \(host) port \(port): \(detail); choose another port or stop the program using it"
+            // The advice fits a port in use only: out of descriptors, say, another port would fail alike.
+            let advice = detail == String(cString: strerror(EADDRINUSE)) ? "; choose another port or stop the program using it" : ""
+            return "cannot listen on \(host) port \(port): \(detail)\(advice)"
         case .acceptFailed(let detail):
             return "accepting a connection failed: \(detail)"
         case .listenerClosed:

@@ -162,6 +162,14 @@ import GroupSyncCore
         #expect(try f.runBounded(["get", "s", "k1"]).stdout == "v1\n")
     }
 
+    /// Out of descriptors, the store cannot be opened: the message says why, not only SQLite's "unable to
+    /// open database file" (found by review).
+    @Test func aStoreThatCannotBeOpenedSaysWhy() throws {
+        let f = try Fixture()
+        let result = try f.cli.run(["prlimit", "--nofile=5", GroupSyncBinary.path, "set", "s", "k", "v"], executable: "/usr/bin/env")
+        #expect(result.status == 3 && result.stderr.contains("Too many open files"), "\(result.status): \(result.stderr)")
+    }
+
     @Test func aHomeReadableByOthersIsRefusedByEveryCommand() throws {
         let f = try Fixture()
         chmod(f.home, 0o750)

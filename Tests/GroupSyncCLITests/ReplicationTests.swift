@@ -155,6 +155,23 @@ import GroupSyncCore
         #expect(stopped["running"] == .bool(false) && stopped["answering"] == .bool(false), "\(stopped)")
     }
 
+    /// A hang-up (a closed terminal, a dropped ssh session) stops the daemon as SIGTERM does: it says goodbye
+    /// to its peers and removes its socket. It used to die on the spot, which looked like a crash in both logs.
+    @Test func aHangUpStopsTheDaemonCleanly() throws {
+        let folder = TemporaryFolder()
+        let (a, b) = try startedPair(in: folder)
+        let daemon = try #require(a.daemon)
+        let connected = Date().addingTimeInterval(10)
+        while try a.peerStatus(b)["connected"] != .bool(true), Date() < connected { Thread.sleep(forTimeInterval: 0.05) }
+        daemon.signal(SIGHUP)
+        #expect(daemon.waitForExit(timeout: .seconds(30)) == .exited(0), "\(a.log)")
+        #expect(a.log.contains("event=stopping signal=SIGHUP") && a.log.contains("event=stopped"), "\(a.log)")
+        #expect(!FileManager.default.fileExists(atPath: a.cli.home + "/control.sock"))
+        let farewell = Date().addingTimeInterval(10)
+        while !b.log.contains("the peer left"), Date() < farewell { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(b.log.contains("the peer left"), "b heard a goodbye:\n\(b.log)")
+    }
+
     /// While the daemon runs, `status` says why a peer is not in sync: here nothing answers at its address.
     /// Once the peer is up, the error is gone.
     @Test func statusSaysWhyAPeerCannotBeReached() throws {

@@ -11,7 +11,7 @@ enum ServeCommand: Command {
         Runs the daemon in the foreground: accepts paired devices over mutually authenticated TLS 1.3,
         dials every paired device (reconnecting with backoff), and sends each one what it lacks. Writes by
         any process on this machine reach connected peers within milliseconds. Logs one line per event to
-        stderr. Stops cleanly on SIGTERM or SIGINT. One daemon per home.
+        stderr. Stops cleanly on SIGTERM, SIGINT or SIGHUP. One daemon per home.
 
           --listen HOST:PORT  where to accept peers (default 0.0.0.0:\(ListenAddress.defaultPort); port 0 picks a free one)
           --max-clock-drift SECONDS

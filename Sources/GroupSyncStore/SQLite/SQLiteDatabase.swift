@@ -28,7 +28,7 @@ final class SQLiteDatabase {
         // the default VFS's, so a process without it shares them. Without it (it could not register), the default.
         let rc = sqlite3_open_v2(path, &db, flags, groupsync_batched_log_vfs())
         guard rc == SQLITE_OK, let db else {
-            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            let message = db.map { Self.withSystemError(String(cString: sqlite3_errmsg($0)), of: $0) } ?? "out of memory"
             sqlite3_close(db)
             throw .cannotOpen(path: path, reason: message)
         }
@@ -38,6 +38,13 @@ final class SQLiteDatabase {
     }
 
     deinit { sqlite3_close_v2(handle) }
+
+    /// SQLite's message with the system's reason behind it, when there is one: "unable to open database file"
+    /// alone hid a process out of descriptors or a read-only file system (found by review).
+    private static func withSystemError(_ message: String, of db: OpaquePointer?) -> String {
+        let code = sqlite3_system_errno(db)
+        return code == 0 ? message : "\(message) (\(String(cString: strerror(code))))"
+    }
 
     /// The size of the file at `path`, nil when there is none.
     private static func fileSize(_ path: String) -> Int? {
@@ -90,7 +97,7 @@ final class SQLiteDatabase {
         // A disk full under SQLite's own files (making the shared-memory index a reader needs, growing the
         // log) comes as an I/O error: named for what it is, so the user knows to free space.
         case SQLITE_IOERR where [ENOSPC, EDQUOT].contains(sqlite3_system_errno(handle)): return .diskFull(path: path)
-        case SQLITE_READONLY, SQLITE_PERM, SQLITE_CANTOPEN: return .cannotOpen(path: path, reason: message)
+        case SQLITE_READONLY, SQLITE_PERM, SQLITE_CANTOPEN: return .cannotOpen(path: path, reason: Self.withSystemError(message, of: handle))
         default: return .sqlite(code: code, message: message)
         }
     }

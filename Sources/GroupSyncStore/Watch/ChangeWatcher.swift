@@ -13,7 +13,11 @@ public final class ChangeWatcher: @unchecked Sendable {
     public init(home: Home) throws(HomeError) {
         self.home = home
         inotifyFD = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
-        guard inotifyFD >= 0 else { throw .cannotRead(path: home.path, reason: "inotify: \(String(cString: strerror(errno)))") }
+        guard inotifyFD >= 0 else {
+            // EMFILE here is most often the per-user count of inotify instances, which `ulimit -n` does not raise.
+            let hint = errno == EMFILE ? " (or the user's inotify instances are all in use: see fs.inotify.max_user_instances)" : ""
+            throw .cannotRead(path: home.path, reason: "inotify: \(String(cString: strerror(errno)))\(hint)")
+        }
         let folder = home.changeSignalFolder
         guard Self.watch(home, with: inotifyFD) else {
             let reason = String(cString: strerror(errno))

@@ -310,6 +310,22 @@ public final class Store: ReplicaStore {
         return entries
     }
 
+    /// At most `limit` live entries of a suite with keys after `key` (nil: from the first), sorted by key: a
+    /// suite read a page at a time, so that a million keys are never all in memory, and no read transaction is
+    /// held between pages (a reader that stops while its output is not read would hold the log's checkpoints back).
+    public func liveEntries(suite: String, after key: String?, limit: Int) throws(StoreError) -> [Entry] {
+        let statement = try cached("SELECT value, hlc_wall, hlc_logical, origin, key FROM entries WHERE suite = ?1 AND key > ?2 AND value IS NOT NULL ORDER BY key LIMIT ?3")
+        defer { statement.reset() }
+        statement.bind(1, suite)
+        statement.bind(2, key ?? "")
+        statement.bind(3, Int64(limit))
+        var entries: [Entry] = []
+        while try statement.step() {
+            entries.append(try readEntry(statement, suite: suite, key: statement.string(4), firstColumn: 0))
+        }
+        return entries
+    }
+
     /// Live entries of `suite` whose key starts with `prefix` (which must end in an ASCII character below 0x7F),
     /// sorted by key: a range of the table's key, however large the suite.
     public func liveEntries(suite: String, keyPrefix prefix: String) throws(StoreError) -> [Entry] {

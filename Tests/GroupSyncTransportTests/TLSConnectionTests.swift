@@ -407,6 +407,10 @@ final class TLSConnectionTests: XCTestCase {
         let bindError = transportError(try TLSListener.bind(host: "127.0.0.1", port: taken.port,
                                                             context: device.context))
         guard case .bindFailed = bindError else { return XCTFail("\(String(describing: bindError))") }
+        // Another port is the advice for a port in use only; out of descriptors, another would fail alike.
+        XCTAssertTrue(bindError!.description.contains("choose another port"), bindError!.description)
+        let outOfDescriptors = TransportError.bindFailed(host: "127.0.0.1", port: 1, detail: String(cString: strerror(EMFILE)))
+        XCTAssertFalse(outOfDescriptors.description.contains("choose another port"), outOfDescriptors.description)
     }
 
     // MARK: Helpers

@@ -108,7 +108,9 @@ public final class Daemon: @unchecked Sendable {
         sigaddset(&stopSignals, SIGINT)
         // A hang-up (the terminal of a foreground `serve` closed, an ssh session dropped) stops the daemon as
         // SIGTERM does, with goodbyes to peers, rather than killing it on the spot as its default action does.
-        sigaddset(&stopSignals, SIGHUP)
+        // Unless hang-ups are ignored (`nohup groupsync serve &`): that asks to outlive them, and a blocked
+        // signal is queued for `sigwait` even while ignored (found by review).
+        if !Self.hangUpsAreIgnored() { sigaddset(&stopSignals, SIGHUP) }
         pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
         Transport.ignoreSIGPIPE()
 
@@ -154,6 +156,13 @@ public final class Daemon: @unchecked Sendable {
         shutdown()
         log.write("event=stopped")
         return status
+    }
+
+    /// Whether this process was started with SIGHUP ignored, as `nohup` starts it.
+    private static func hangUpsAreIgnored() -> Bool {
+        var current = sigaction()
+        guard sigaction(SIGHUP, nil, &current) == 0, let handler = current.__sigaction_handler.sa_handler else { return false }
+        return unsafeBitCast(handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self)
     }
 
     /// What `run` returns: 0, or 3 once the daemon stopped itself because its store is no longer in the home.

@@ -90,4 +90,15 @@ import GroupSyncCore
         #expect(try cli.run("list", "groupsync.balance").stdout.isEmpty, "nothing was written")
         #expect(try GroupSyncBinary(home: folder.path + "/nowhere").run("balance").status == 2, "no home")
     }
+
+    /// A policy that holds a link to each machine's own zone anyway (set by an earlier groupsync, or written
+    /// into the suite directly) is not counted by silently: the balance says the zone cannot be used.
+    @Test func aPolicyHoldingTheMachinesOwnZoneIsNotCountedBy() throws {
+        try cli.run("init")
+        try cli.run("set", "groupsync.balance", "policy.timezone", "localtime")
+        let shown = try cli.run("balance")
+        #expect(shown.status == 3 && shown.stderr.contains("localtime") && shown.stderr.contains("Europe/Madrid"), "\(shown.status): \(shown.stderr)")
+        #expect(try cli.run("balance", "policy", "--timezone", "Europe/Madrid").status == 0, "setting a zone mends it")
+        #expect(try cli.run("balance").status == 0)
+    }
 }

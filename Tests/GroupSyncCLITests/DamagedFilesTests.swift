@@ -142,7 +142,21 @@ import GroupSyncCore
         try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: elsewhere)
         #expect(try f.runBounded(["get", "s", "k1"]).status == 0, "a link to the user's own file works")
         chown(elsewhere, nobody, nobody)
-        try f.expectRefused([path, "belongs to user \(nobody)"], commands: [["get", "s", "k1"], ["serve", "--listen", "127.0.0.1:0"]], "\(file) linked to nobody's file")
+        try f.expectRefused([path, "links to a file of user \(nobody)"], commands: [["get", "s", "k1"], ["serve", "--listen", "127.0.0.1:0"]], "\(file) linked to nobody's file")
+    }
+
+    /// `lost+found` is root's at the root of an ext file system: a home there is refused for nothing else.
+    @Test func aHomeAtTheRootOfAnExtFileSystemIsNotRefusedForLostAndFound() throws {
+        guard geteuid() == 0 else {
+            print("skipped: giving a folder to another user (chown) needs root")
+            return
+        }
+        let f = try Fixture()
+        let lostAndFound = f.home + "/lost+found"
+        try FileManager.default.createDirectory(atPath: lostAndFound, withIntermediateDirectories: false)
+        chown(lostAndFound, 65534, 65534)
+        #expect(try f.runBounded(["get", "s", "k1"]).stdout == "v1\n")
+        #expect(try f.runBounded(["set", "s", "k", "v"]).status == 0)
     }
 
     /// A FIFO where the key is expected blocked every command in `fopen` for ever; a file where the signal

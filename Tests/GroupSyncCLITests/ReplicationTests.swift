@@ -1,4 +1,5 @@
 import Foundation
+import GroupSyncTestSupport
 import Testing
 import GroupSyncCore
 
@@ -170,6 +171,40 @@ import GroupSyncCore
         let farewell = Date().addingTimeInterval(10)
         while !b.log.contains("the peer left"), Date() < farewell { Thread.sleep(forTimeInterval: 0.05) }
         #expect(b.log.contains("the peer left"), "b heard a goodbye:\n\(b.log)")
+    }
+
+    /// Started with hang-ups ignored (`nohup groupsync serve &`), the daemon outlives them, as it did before it
+    /// took SIGHUP as a stop signal (found by review: a blocked signal is queued even while ignored).
+    @Test func aDaemonStartedUnderNohupOutlivesAHangUp() throws {
+        let folder = TemporaryFolder()
+        let device = try TestDevice("a", in: folder)
+        let daemon = try ChildProcess("/usr/bin/nohup", [GroupSyncBinary.path, "--home", device.cli.home, "serve", "--listen", "127.0.0.1:0"],
+                                      environment: ProcessInfo.processInfo.environment, stderr: .appendingTo(device.logPath))
+        defer { daemon.signal(SIGKILL) }
+        let up = Date().addingTimeInterval(10)
+        while !device.log.contains("event=started"), Date() < up { Thread.sleep(forTimeInterval: 0.02) }
+        daemon.signal(SIGHUP)
+        Thread.sleep(forTimeInterval: 1)
+        #expect(daemon.isRunning, "\(device.log)")
+        #expect(!device.log.contains("event=stopping"))
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit(timeout: .seconds(30)) == .exited(0))
+    }
+
+    /// Commands ask whether a daemon runs by trying its lock for an instant. Two asking at once must not take
+    /// each other's probe for a daemon (one `status` in 450 run in parallel said one ran, found by review), and
+    /// a daemon starting during a probe must still start.
+    @Test func aProbeOfTheDaemonLockIsNotADaemon() throws {
+        let folder = TemporaryFolder()
+        let device = try TestDevice("a", in: folder)
+        let lock = open(device.cli.home + "/daemon.lock", O_RDWR | O_CREAT, 0o600)
+        #expect(lock >= 0)
+        defer { close(lock) }
+        #expect(flock(lock, LOCK_SH) == 0, "another command's probe, held")
+        #expect(try device.status()["running"] == .bool(false))
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.05) { flock(lock, LOCK_UN) }
+        try device.start()
+        #expect(try device.status()["running"] == .bool(true))
     }
 
     /// While the daemon runs, `status` says why a peer is not in sync: here nothing answers at its address.

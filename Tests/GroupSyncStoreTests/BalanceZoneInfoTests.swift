@@ -23,6 +23,14 @@ import GroupSyncCore
         #expect(ZoneInfo.isPlausibleName("Etc/GMT+5"))
     }
 
+    /// Links to each machine's own zone exist as files, but devices sharing a policy would each count their own
+    /// days by them (found by review).
+    @Test func namesOfEachMachinesOwnZoneAreRefused() {
+        for name in ["localtime", "posixrules", "right/localtime", "posix/posixrules"] {
+            #expect(throws: TimeZoneError.machineLocal(name)) { try ZoneInfo.calendar(named: name) }
+        }
+    }
+
     @Test func utcAndPOSIXRulesNeedNoFiles() throws {
         let empty = ["TZDIR": "/nonexistent"]
         #expect(try ZoneInfo.calendar(named: "UTC", environment: empty).lengthMillis(of: CivilDate(year: 2026, month: 3, day: 29)!) == 86_400_000)

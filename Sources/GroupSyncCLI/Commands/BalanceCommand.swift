@@ -96,11 +96,6 @@ enum BalanceCommand: Command {
             writes[BalancePolicy.Key.maxExtensions] = .int(n)
         }
         if let zone = arguments.value("--timezone") {
-            // The policy is shared, and each device reads the zone from its own zoneinfo: a name that is a link to
-            // the machine's own setting would give each device its own days (found by review).
-            if let local = zone.split(separator: "/").last, local == "localtime" || local == "posixrules" {
-                throw .badInput("--timezone: '\(zone)' is this machine's own setting, which your other devices do not share; name the zone, such as Europe/Madrid")
-            }
             do { _ = try ZoneInfo.calendar(named: zone, environment: invocation.environment) } catch { throw .badInput("--timezone: \(error)") }
             writes[BalancePolicy.Key.timeZone] = .string(zone)
         }

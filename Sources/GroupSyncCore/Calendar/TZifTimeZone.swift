@@ -123,9 +123,13 @@ public struct TZifTimeZone: UTCOffsetRule {
 public enum TimeZoneError: Error, Equatable, CustomStringConvertible {
     case malformed(String)
     case unknownName(String)
+    /// A name that links to each machine's own zone (`localtime`, `posixrules`): devices sharing the policy
+    /// would each count their own days.
+    case machineLocal(String)
 
     public var description: String {
         switch self {
+        case .machineLocal(let name): "'\(name)' is each machine's own setting, which your other devices do not share; name the zone, such as Europe/Madrid"
         case .malformed(let why): "the time zone data is damaged: \(why)"
         case .unknownName(let name): "'\(name)' is not a time zone name nor a POSIX rule (use an IANA name such as Europe/Madrid, UTC, or a rule such as CET-1CEST,M3.5.0,M10.5.0/3 whose offsets are at most 24 hours)"
         }

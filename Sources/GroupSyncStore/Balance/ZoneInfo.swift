@@ -7,6 +7,11 @@ import GroupSyncCore
 public enum ZoneInfo {
     public static func calendar(named name: String, environment: [String: String] = [:]) throws(TimeZoneError) -> LocalCalendar {
         if name == "UTC" || name == "Etc/UTC" || name == "Z" { return .utc }
+        // The policy is shared and each device reads the zone from its own zoneinfo: a link to the machine's own
+        // setting would give each device its own days. Refused when set, and when a policy holds it anyway (set
+        // by an earlier groupsync, or written into the suite directly), so that nothing counts days by it
+        // silently (found by review).
+        if let last = name.split(separator: "/").last, last == "localtime" || last == "posixrules" { throw .machineLocal(name) }
         let directory = environment["TZDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/usr/share/zoneinfo"
         if isPlausibleName(name), let bytes = readFile(directory + "/" + name) {
             return LocalCalendar(rule: try TZifTimeZone(bytes: bytes))

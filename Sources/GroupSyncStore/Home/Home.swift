@@ -113,7 +113,8 @@ public struct Home: Sendable {
         var names: [String] = []
         while let entry = readdir(folder) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name != "." && name != ".." { names.append(name) }
+            // `lost+found` is root's at the root of an ext file system: a home there is no one else's doing.
+            if name != "." && name != ".." && name != "lost+found" { names.append(name) }
         }
         closedir(folder)
         let me = geteuid()
@@ -125,7 +126,7 @@ public struct Home: Sendable {
             var target = link
             if (link.st_mode & S_IFMT) == S_IFLNK {
                 guard stat(file, &target) == 0 else { continue }  // a dangling link fails where it is used, by name
-                guard target.st_uid == me else { throw .foreignFile(path: file, uid: target.st_uid) }
+                guard target.st_uid == me else { throw .linkToForeignFile(path: file, uid: target.st_uid) }
             }
             if let expected = Self.expectedKinds.first(where: { $0.name == name }), (target.st_mode & S_IFMT) != expected.kind {
                 throw .wrongKind(path: file, expected: expected.what)
@@ -183,6 +184,7 @@ public enum HomeError: Error, Equatable, CustomStringConvertible {
     case cannotWrite(path: String, reason: String)
     case notInitialized(path: String)
     case foreignFile(path: String, uid: UInt32)
+    case linkToForeignFile(path: String, uid: UInt32)
     case wrongKind(path: String, expected: String)
     case socketPathTooLong(path: String)
 
@@ -196,6 +198,7 @@ public enum HomeError: Error, Equatable, CustomStringConvertible {
         case let .cannotWrite(path, reason): "cannot write \(path): \(reason)"
         case let .notInitialized(path): "no GroupSync home at \(path): run 'groupsync init' first"
         case let .foreignFile(path, uid): "\(path) belongs to user \(uid), not to you: someone else has written in this home, so its key and store cannot be trusted; move the home aside and run 'groupsync init' for a new one"
+        case let .linkToForeignFile(path, uid): "\(path) links to a file of user \(uid), not yours: this device's files must be your own; put your own file there"
         case let .wrongKind(path, expected): "\(path) is not \(expected); move it aside"
         case let .socketPathTooLong(path): "the control socket \(path) is longer than a Unix socket's path may be; use a home with a shorter path"
         }

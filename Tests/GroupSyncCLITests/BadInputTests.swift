@@ -46,6 +46,20 @@ import GroupSyncStore
         #expect(try cli.run("get", "s", "k").stdout == "original\n")
     }
 
+    /// A folder `init` never made anything in (the user's own home given as `--home`) is no GroupSync home,
+    /// whatever its mode: exit 2 and "run init", not exit 3 and advice to `chmod 700` it (found by review).
+    @Test func aFolderThatIsNoHomeIsNotInitialisedWhateverItsMode() throws {
+        let folder = TemporaryFolder()
+        let plain = folder.path + "/plain"
+        try FileManager.default.createDirectory(atPath: plain, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o755])
+        FileManager.default.createFile(atPath: plain + "/notes.txt", contents: Data("mine".utf8))
+        let cli = GroupSyncBinary(home: plain)
+        for arguments in [["status"], ["id"], ["get", "s", "k"], ["serve", "--listen", "127.0.0.1:0"]] {
+            let result = try cli.run(["timeout", "-s", "KILL", "10", GroupSyncBinary.path] + arguments, executable: "/usr/bin/env")
+            #expect(result.status == 2 && result.stderr.contains("groupsync init") && !result.stderr.contains("chmod"), "\(arguments): \(result.status) \(result.stderr)")
+        }
+    }
+
     /// A home whose path is too long for the control socket needs another `--home`; exit 3 (the environment)
     /// had the systemd unit restart the daemon every 30 s for it (found by review).
     @Test func aHomeTooLongForTheControlSocketIsTheCommandLinesMistake() throws {

@@ -12,7 +12,7 @@ struct DeviceContext {
     var deviceID: DeviceID { certificate.deviceID }
 
     static func open(home: Home) throws(CLIError) -> DeviceContext {
-        guard home.exists else { throw .usage(HomeError.notInitialized(path: home.path).description) }
+        guard home.exists, home.hasIdentityOrStore else { throw .usage(HomeError.notInitialized(path: home.path).description) }
         do { try home.checkPrivate() } catch { throw .failure(error.description) }
         guard let certificate = try DeviceIdentityFiles.load(home: home) else {
             throw .usage(HomeError.notInitialized(path: home.path).description)

@@ -52,6 +52,14 @@ public struct Home: Sendable {
 
     public var exists: Bool { access(path, F_OK) == 0 }
 
+    /// Whether `init` has made anything here: a key, a certificate or a store. A folder without any (the
+    /// user's own home given as `--home`, a mistyped `GROUPSYNC_HOME`) is not a GroupSync home, whatever its
+    /// mode: telling the user to `chmod 700` it, as for a home whose key others may read, was wrong advice
+    /// and exit 3 made the service restart for ever (found by review).
+    public var hasIdentityOrStore: Bool {
+        [privateKeyPath, certificatePath, storePath].contains { (file: String) in access(file, F_OK) == 0 }
+    }
+
     /// Creates the folder (and its parents) with mode 0700 if missing. An empty folder of ours made
     /// beforehand (`mkdir home`, mode 0755) is made 0700: it holds nothing yet that others could have read,
     /// and refusing it as "readable by others, it holds a private key" said what was not so (found by review).

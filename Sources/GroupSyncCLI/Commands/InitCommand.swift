@@ -13,7 +13,8 @@ enum InitCommand: Command {
         self-signed certificate whose SHA-256 fingerprint is the device ID. Running it again keeps the
         identity; --name renames the device. Prints the device ID.
 
-          --name NAME     a name for this device, shown to paired devices (default: the host name)
+          --name NAME     a name for this device, sent to paired devices, whose logs show it; their status
+                          and peer list show the name given to 'peer add --name' (default: the host name)
         \(homeHelp)
         """
     static let flags = FlagSpec.with(valued: ["--name"])

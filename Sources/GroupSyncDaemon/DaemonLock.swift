@@ -8,12 +8,12 @@ public enum DaemonLock {
         guard fd >= 0 else { throw .io("cannot open \(home.path)/daemon.lock: \(String(cString: strerror(errno)))") }
         // Held (and the descriptor kept open) for the life of the process; the kernel releases it on exit,
         // even after kill -9. A command asking whether a daemon runs holds a shared lock for an instant
-        // (`isHeld`): a daemon starting just then tries again for a moment before it takes the lock for another
-        // daemon's.
+        // (`isHeld`): a daemon starting just then tries again for up to a second (a machine under load may
+        // hold the prober back mid-probe) before it takes the lock for another daemon's.
         for attempt in 0... {
             if flock(fd, LOCK_EX | LOCK_NB) == 0 { return }
-            guard errno == EWOULDBLOCK || errno == EINTR, attempt < 50 else { break }
-            usleep(2_000)
+            guard errno == EWOULDBLOCK || errno == EINTR, attempt < 100 else { break }
+            usleep(10_000)
         }
         close(fd)
         throw .alreadyRunning(home.path)

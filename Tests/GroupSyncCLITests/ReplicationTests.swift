@@ -202,7 +202,7 @@ import GroupSyncCore
         defer { close(lock) }
         #expect(flock(lock, LOCK_SH) == 0, "another command's probe, held")
         #expect(try device.status()["running"] == .bool(false))
-        DispatchQueue.global().asyncAfter(deadline: .now() + 0.05) { flock(lock, LOCK_UN) }
+        Thread.detachNewThread { usleep(50_000); flock(lock, LOCK_UN) }
         try device.start()
         #expect(try device.status()["running"] == .bool(true))
     }

@@ -79,14 +79,18 @@ public struct Home: Sendable {
     }
 
     /// Whether the folder holds no file at all (false when it cannot be read).
-    private var isEmptyFolder: Bool {
-        guard let folder = opendir(path) else { return false }
+    private var isEmptyFolder: Bool { entryNames()?.isEmpty ?? false }
+
+    /// The names in the folder, `.` and `..` left out; nil when it cannot be read (errno says why).
+    private func entryNames() -> [String]? {
+        guard let folder = opendir(path) else { return nil }
         defer { closedir(folder) }
+        var names: [String] = []
         while let entry = readdir(folder) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name != "." && name != ".." { return false }
+            if name != "." && name != ".." { names.append(name) }
         }
-        return true
+        return names
     }
 
     /// Refuses a home that others can read or that belongs to another user: it holds a private key, and
@@ -117,16 +121,10 @@ public struct Home: Sendable {
     /// Used as they were, they gave that user the device's identity, or a store paired with a device of theirs
     /// (found by review). Nothing is deleted: the user decides what to keep.
     private func checkContents() throws(HomeError) {
-        guard let folder = opendir(path) else { throw .cannotRead(path: path, reason: String(cString: strerror(errno))) }
-        var names: [String] = []
-        while let entry = readdir(folder) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            // `lost+found` is root's at the root of an ext file system: a home there is no one else's doing.
-            if name != "." && name != ".." && name != "lost+found" { names.append(name) }
-        }
-        closedir(folder)
+        guard let names = entryNames() else { throw .cannotRead(path: path, reason: String(cString: strerror(errno))) }
         let me = geteuid()
-        for name in names + [Self.changeSignalFolderName + "/" + Self.changeSignalName] {
+        // `lost+found` is root's at the root of an ext file system: a home there is no one else's doing.
+        for name in names.filter({ $0 != "lost+found" }) + [Self.changeSignalFolderName + "/" + Self.changeSignalName] {
             let file = path + "/" + name
             var link = stat()
             guard lstat(file, &link) == 0 else { continue }  // gone meanwhile, or the signal file not made yet

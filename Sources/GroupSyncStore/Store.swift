@@ -303,11 +303,7 @@ public final class Store: ReplicaStore {
         let statement = try cached("SELECT value, hlc_wall, hlc_logical, origin, key FROM entries WHERE suite = ?1 AND value IS NOT NULL ORDER BY key")
         defer { statement.reset() }
         statement.bind(1, suite)
-        var entries: [Entry] = []
-        while try statement.step() {
-            entries.append(try readEntry(statement, suite: suite, key: statement.string(4), firstColumn: 0))
-        }
-        return entries
+        return try rows(of: suite, from: statement)
     }
 
     /// At most `limit` live entries of a suite with keys after `key` (nil: from the first), sorted by key: a
@@ -319,11 +315,7 @@ public final class Store: ReplicaStore {
         statement.bind(1, suite)
         statement.bind(2, key ?? "")
         statement.bind(3, Int64(limit))
-        var entries: [Entry] = []
-        while try statement.step() {
-            entries.append(try readEntry(statement, suite: suite, key: statement.string(4), firstColumn: 0))
-        }
-        return entries
+        return try rows(of: suite, from: statement)
     }
 
     /// Live entries of `suite` whose key starts with `prefix` (which must end in an ASCII character below 0x7F),
@@ -335,6 +327,11 @@ public final class Store: ReplicaStore {
         statement.bind(1, suite)
         statement.bind(2, prefix)
         statement.bind(3, end)
+        return try rows(of: suite, from: statement)
+    }
+
+    /// The entries a statement of the suite's rows yields (columns value, hlc_wall, hlc_logical, origin, key).
+    private func rows(of suite: String, from statement: SQLiteStatement) throws(StoreError) -> [Entry] {
         var entries: [Entry] = []
         while try statement.step() {
             entries.append(try readEntry(statement, suite: suite, key: statement.string(4), firstColumn: 0))

@@ -64,13 +64,6 @@ enum IdCommand: Command {
 
     static func run(_ arguments: ParsedArguments, _ invocation: Invocation) throws(CLIError) {
         _ = try arguments.positionals()
-        let home = try invocation.home(arguments)
-        guard home.exists, home.hasIdentityOrStore else { throw .usage(HomeError.notInitialized(path: home.path).description) }
-        // As every command that opens the home: one others can read holds a key others may have copied.
-        do { try home.checkPrivate() } catch { throw .failure(error.description) }
-        guard let certificate = try DeviceIdentityFiles.load(home: home) else {
-            throw .usage(HomeError.notInitialized(path: home.path).description)
-        }
-        Console.out(certificate.deviceID.description)
+        Console.out(try DeviceContext.identity(home: invocation.home(arguments)).deviceID.description)
     }
 }

@@ -11,12 +11,19 @@ struct DeviceContext {
 
     var deviceID: DeviceID { certificate.deviceID }
 
-    static func open(home: Home) throws(CLIError) -> DeviceContext {
+    /// The identity of an initialized home, after checking that the home is one and is private: a home others
+    /// can read holds a key others may have copied. What `id` needs; `open` goes on to the store.
+    static func identity(home: Home) throws(CLIError) -> DeviceCertificate {
         guard home.exists, home.hasIdentityOrStore else { throw .usage(HomeError.notInitialized(path: home.path).description) }
         do { try home.checkPrivate() } catch { throw .failure(error.description) }
         guard let certificate = try DeviceIdentityFiles.load(home: home) else {
             throw .usage(HomeError.notInitialized(path: home.path).description)
         }
+        return certificate
+    }
+
+    static func open(home: Home) throws(CLIError) -> DeviceContext {
+        let certificate = try identity(home: home)
         let store: Store
         // A daemon running on a store of an earlier schema is an earlier groupsync's (this one raises the
         // version when it starts): raising it under that daemon would make it refuse every new connection.

@@ -115,11 +115,15 @@ enum FireCommand: Command {
             Console.out("no actions stored under \(call.actionsKey); \(recorded)")
         } else {
             for r in plan.reports { Console.out("\(r.index) \(r.type): \(r.outcome.rawValue): \(r.detail)") }
+            // Why no daemon answered, asked of the daemon lock once for every request left in the store.
+            let unanswered = daemonAnswered || handedOver.isEmpty ? nil : UnansweredDaemon(home: context.home)
             for (identifier, status) in delivered.sorted(by: { $0.key < $1.key }) {
-                Console.out("notification \(identifier): \(status == ActionNotificationRequest.pending && !daemonAnswered ? "pending (\(UnansweredDaemon(home: context.home).whenLeftInTheStore("shown")))" : status)")
+                let waiting = status == ActionNotificationRequest.pending ? unanswered : nil
+                Console.out("notification \(identifier): \(waiting.map { "pending (\($0.whenLeftInTheStore("shown")))" } ?? status)")
             }
             for (identifier, status) in removed.sorted(by: { $0.key < $1.key }) where !plan.notifications.contains(identifier) {
-                Console.out("notification \(identifier): \(status == ActionNotificationRequest.removing && !daemonAnswered ? "removing (\(UnansweredDaemon(home: context.home).whenLeftInTheStore("dismissed")))" : status)")
+                let waiting = status == ActionNotificationRequest.removing ? unanswered : nil
+                Console.out("notification \(identifier): \(waiting.map { "removing (\($0.whenLeftInTheStore("dismissed")))" } ?? status)")
             }
             Console.out(recorded)
         }

@@ -16,10 +16,7 @@ enum UnansweredDaemon {
     /// What happens to a request left in the store for the daemon (`pending`, `removing`): `action` is what the
     /// daemon does with it ("shown", "dismissed").
     func whenLeftInTheStore(_ action: String) -> String {
-        switch self {
-        case .notRunning: "no daemon running; \(action) when one starts"
-        case .notAnswering: "the daemon runs but did not answer (stopped or busy); \(action) once it goes on"
-        }
+        "\(reason); \(action) " + (self == .notRunning ? "when one starts" : "once it goes on")
     }
 
     var reason: String {

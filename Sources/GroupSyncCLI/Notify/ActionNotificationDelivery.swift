@@ -42,13 +42,17 @@ enum ActionNotificationDelivery {
     /// from its own firing. Answers each with what happened here.
     static func dismissHere(_ identifiers: [String], context: DeviceContext) -> [String: String] {
         var statuses: [String: String] = [:]
+        // Asked of the daemon lock once, at the first request no daemon answers.
+        var unanswered: UnansweredDaemon?
         for identifier in identifiers {
             var request = JSONObject()
             request.add("command", "notify-dismiss")
             request.add("id", identifier)
             guard let answer = ControlClient.request(home: context.home, request.text),
                   case .dictionary(let object)? = try? JSONParser.parse(answer) else {
-                statuses[identifier] = "not dismissed here: " + UnansweredDaemon(home: context.home).reason
+                let why = unanswered ?? UnansweredDaemon(home: context.home)
+                unanswered = why
+                statuses[identifier] = "not dismissed here: " + why.reason
                 continue
             }
             if object["ok"] == .bool(true) {

@@ -359,6 +359,7 @@ public final class Daemon: @unchecked Sendable {
             replaced.waitUntilFinished(millis: 5000)
         }
         log.write("event=connected peer=\(peer.short) remote=\(transport.remoteAddress) initiator=\(initiator == certificate.deviceID ? "us" : "peer")")
+        connection.peerNamed = { [self] name in adoptName(name, of: peer, store: peerStore) }
         connection.run()
         let ended = state.locked { () -> SessionStatus? in
             if connections[peer] === connection { connections[peer] = nil }
@@ -376,6 +377,19 @@ public final class Daemon: @unchecked Sendable {
             do { try peerStore.saveSyncStatus(ended) } catch { log.write("event=status-not-saved peer=\(peer.short) error=\"\(error)\"") }
         }
         log.write("event=disconnected peer=\(peer.short)")
+    }
+
+    /// A device paired without `--name` shows the start of its ID until it tells its own name in a hello
+    /// (`peer add --help`); from then on, `status` and `peer list` show that name. A name the user gave stays.
+    private func adoptName(_ name: String, of peer: DeviceID, store: Store) {
+        guard DeviceName.isValid(name), name != peer.short, state.locked({ paired[peer]?.name == peer.short }) else { return }
+        do {
+            if try store.adoptName(name, for: peer) {
+                log.write("event=peer-named peer=\(peer.short) name=\(JSONWriter.string(for: .string(name)))")
+            }
+        } catch {
+            log.write("event=peer-name-not-saved peer=\(peer.short) error=\"\(error)\"")
+        }
     }
 
     /// Dials one paired device whenever no connection with it is up, backing off after failures. Called with

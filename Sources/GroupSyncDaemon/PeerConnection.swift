@@ -41,6 +41,9 @@ final class PeerConnection: @unchecked Sendable {
     private let finished = Condition()
     private nonisolated(unsafe) var isFinished = false
     private let lastStatus: Mutex<SessionStatus>
+    /// Told the name the peer gave in its hello, once per session (under the session lock).
+    nonisolated(unsafe) var peerNamed: ((String) -> Void)?
+    private nonisolated(unsafe) var peerNameTold = false
     /// `session.consideredHead`, readable without waiting for the session.
     private let consideredHead = Atomic<Int64>(-1)
     /// The highest store head announced by `localChangesAvailable` and not yet looked at (-1: none;
@@ -277,6 +280,10 @@ final class PeerConnection: @unchecked Sendable {
         let outputs = event(&session, clock())
         let status = session.status
         lastStatus.withLock { $0 = status }
+        if !peerNameTold, let name = status.peerName {
+            peerNameTold = true
+            peerNamed?(name)
+        }
         consideredHead.store(session.consideredHead, ordering: .sequentiallyConsistent)
         perform(outputs)
         // After the frames, so a change does not wait for this write on its way out.

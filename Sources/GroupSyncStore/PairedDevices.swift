@@ -47,6 +47,25 @@ extension Store {
         didCommit?()
     }
 
+    /// Names a device paired without `--name` (so still called by the start of its ID) with the name it told in
+    /// its hello; `false` when it has a name of its own already. One statement, so a `peer add` running
+    /// meanwhile is never undone, and a name the user gave is never replaced.
+    @discardableResult
+    public func adoptName(_ name: String, for id: DeviceID) throws(StoreError) -> Bool {
+        let statement = try cached("UPDATE peers SET name = ?1 WHERE device = ?2 AND name = ?3")
+        statement.bind(1, name)
+        statement.bind(2, id.bytes)
+        statement.bind(3, id.short)
+        let adopted = try database.transaction(immediate: true) { () throws(StoreError) -> Bool in
+            try statement.run()
+            guard database.changes > 0 else { return false }
+            try bumpPairingVersion()
+            return true
+        }
+        if adopted { didCommit?() }
+        return adopted
+    }
+
     /// A counter that moves whenever the paired devices change, so the daemon can tell at the cost of one
     /// small read whether it must re-read them after a commit.
     public func pairingVersion() throws(StoreError) -> Int64 { try readMetaInt("pairing_version") }

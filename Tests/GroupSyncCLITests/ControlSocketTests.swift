@@ -60,7 +60,11 @@ import Testing
         #expect(nullValue.contains(#""ok":false"#) && nullValue.contains("value"), "\(nullValue)")
         // A null inside the value is not a request field: refused like `set --json`, not dropped from it.
         let nullMember = client.request(#"{"command":"set","suite":"s","key":"x","type":"dictionary","value":{"title":"t","subtitle":null}}"#)
-        #expect(nullMember.contains(#""ok":false"#) && nullMember.contains("null cannot be stored"), "\(nullMember)")
+        #expect(nullMember.contains(#""ok":false"#) && nullMember.contains("JSON that cannot be stored") && nullMember.contains("null"), "\(nullMember)")
+        #expect(!nullMember.contains("invalid JSON"), "well-formed JSON is not called invalid: \(nullMember)")
+        // A bare number is named as JSON has it, whichever Swift type held it.
+        let numberAsString = client.request(#"{"command":"set","suite":"s","key":"x","type":"string","value":100000000000000000000}"#)
+        #expect(numberAsString.contains("a number JSON value cannot be stored as type 'string'"), "\(numberAsString)")
         // Malformed JSON is answered with where and why, not a guess.
         let broken = client.request(#"{"command":"get","suite":"s","key":}"#)
         #expect(broken.contains(#""ok":false"#) && broken.contains("invalid JSON at byte"), "\(broken)")

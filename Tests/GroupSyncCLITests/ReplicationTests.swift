@@ -54,6 +54,29 @@ import GroupSyncCore
         #expect(b.log.contains("name=\"renamed\""), "\(b.log)")
     }
 
+    /// A device paired without `--name` is shown by the start of its ID only until it connects and tells its
+    /// own name; a name the user gave is kept whatever the peer calls itself (found by review).
+    @Test func aPeerPairedWithoutANameTakesTheNameItTells() throws {
+        let folder = TemporaryFolder()
+        let a = try TestDevice("a", in: folder), b = try TestDevice("laptop", in: folder)
+        for device in [a, b] { try device.start() }
+        #expect(try a.cli.run("peer", "add", b.id, b.address).status == 0)
+        // b has not paired a yet, so no session (and no hello) can have come up.
+        let short = try a.cli.run("peer", "list", "--json").stdout
+        #expect(short.contains(#""name":"\#(b.id.prefix(7))""#), "\(short)")
+        #expect(try b.cli.run("peer", "add", a.id, a.address, "--name", "kitchen").status == 0)
+        try a.cli.run("set", "group.test", "first", "1")
+        #expect(try b.await("first", equals: "1") != nil, "the session came up")
+        let deadline = Date().addingTimeInterval(10)
+        while try a.peerStatus(b)["name"] != .string("laptop"), Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(try a.peerStatus(b)["name"] == .string("laptop"), "\(a.log)")
+        #expect(try a.cli.run("peer", "list").stdout.contains("laptop"))
+        #expect(try b.peerStatus(a)["name"] == .string("kitchen"), "the name b's user gave is kept")
+        // Stays after a restart, with no session up.
+        a.stop()
+        #expect(try a.cli.run("peer", "list").stdout.contains("laptop"))
+    }
+
     /// `status` tells how many changes wait for a peer that is away (issue #3): writes made after its session
     /// ended count, and a peer never reached since the daemon started has no count rather than a false 0.
     @Test func statusCountsWhatWaitsForAPeerThatIsAway() throws {

@@ -32,10 +32,23 @@ import Testing
         #expect(try JSONParser.parse(#""\ud83d\ude00""#) == .string("😀"))
     }
 
-    @Test(arguments: ["", "null", "[1,]", "{\"a\":1,\"a\":2}", "01", "1.", "-", "[1 2]", "{\"a\"}", "\"\\x\"", "\"\\ud800\"",
-                      "99999999999999999999", "1e999", "1e-400", "-2.5e-999", "tru", "[", "\"unterminated", "\"a\u{1}\"", "{} {}"])
+    @Test(arguments: ["", "[1,]", "01", "1.", "-", "[1 2]", "{\"a\"}", "\"\\x\"", "\"\\ud800\"",
+                      "tru", "[", "\"unterminated", "\"a\u{1}\"", "{} {}"])
     func malformedJSONIsRefused(text: String) {
         #expect(throws: JSONError.self) { try JSONParser.parse(text) }
+        do { _ = try JSONParser.parse(text) } catch { #expect(error.kind == .syntax && "\(error)".hasPrefix("invalid JSON at byte")) }
+    }
+
+    /// Well-formed JSON that no App Group value holds is refused as such, not called invalid: a client
+    /// told "invalid JSON" looks for a syntax error that is not there (found by review).
+    @Test(arguments: ["null", "[1,null]", "{\"a\":1,\"a\":2}", "99999999999999999999", "1e999", "1e-400", "-2.5e-999",
+                      String(repeating: "[", count: 65) + String(repeating: "]", count: 65)])
+    func wellFormedJSONNoValueHoldsIsRefusedAsUnstorable(text: String) {
+        #expect(throws: JSONError.self) { try JSONParser.parse(text) }
+        do { _ = try JSONParser.parse(text) } catch {
+            #expect(error.kind == .unstorable)
+            #expect("\(error)".hasPrefix("JSON that cannot be stored, at byte"), "\(error)")
+        }
     }
 
     @Test func answersMayCarryNullMembers() throws {

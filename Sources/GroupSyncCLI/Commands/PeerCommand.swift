@@ -16,7 +16,7 @@ enum PeerCommand: Command {
         and name. 'remove' also drops a live connection at once. A running daemon picks changes up at once.
 
           --name NAME     a name for the peer (default: the name it has, for a paired device; else the
-                          start of its ID)
+                          start of its ID, until the peer connects and tells its own name)
           --json          'list' prints one JSON object per line: id, name, address
         \(homeHelp)
         """

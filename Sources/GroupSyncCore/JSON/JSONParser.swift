@@ -65,6 +65,9 @@ public struct JSONParser {
     private init(bytes: [UInt8]) { self.bytes = bytes }
 
     private func error(_ message: String) -> JSONError { JSONError(message: message, offset: index) }
+    private func unstorable(_ message: String, at offset: Int? = nil) -> JSONError {
+        JSONError(message: message, offset: offset ?? index, kind: .unstorable)
+    }
 
     private var current: UInt8? { index < bytes.count ? bytes[index] : nil }
 
@@ -81,7 +84,7 @@ public struct JSONParser {
 
     /// `omittingNulls`: null members and elements inside are left out (`NullMembers`).
     private mutating func parseValue(depth: Int, omittingNulls: Bool) throws(JSONError) -> Value {
-        guard depth < maxDepth else { throw error("nested deeper than \(maxDepth)") }
+        guard depth < maxDepth else { throw unstorable("nested deeper than \(maxDepth)") }
         guard let c = current else { throw error("unexpected end of JSON") }
         switch c {
         case UInt8(ascii: "{"): return try parseObject(depth: depth, omittingNulls: omittingNulls)
@@ -89,7 +92,7 @@ public struct JSONParser {
         case UInt8(ascii: "\""): return .string(try parseString())
         case UInt8(ascii: "t"): try expect("true"); return .bool(true)
         case UInt8(ascii: "f"): try expect("false"); return .bool(false)
-        case UInt8(ascii: "n"): try expect("null"); throw JSONError(message: "null cannot be stored: delete the key instead", offset: index - 4)
+        case UInt8(ascii: "n"): try expect("null"); throw unstorable("null has no App Group type (to remove a key, delete it)", at: index - 4)
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
         default: throw error("unexpected character '\(Character(Unicode.Scalar(c)))'")
         }
@@ -104,7 +107,7 @@ public struct JSONParser {
             skipWhitespace()
             guard current == UInt8(ascii: "\"") else { throw error("expected a string key") }
             let key = try parseString()
-            guard dict[key] == nil else { throw error("duplicate key '\(key)'") }
+            guard dict[key] == nil else { throw unstorable("duplicate key '\(key)'") }
             skipWhitespace()
             try expect(":")
             skipWhitespace()
@@ -175,11 +178,11 @@ public struct JSONParser {
         let text = String(decoding: bytes[start..<index], as: UTF8.self)
         if isInteger {
             if let int = Int64(text) { return (.int(int), text) }
-            guard beyondInt64, let double = Double(text), double.isFinite else { throw JSONError(message: "integer \(text) does not fit in 64 bits", offset: start) }
+            guard beyondInt64, let double = Double(text), double.isFinite else { throw unstorable("integer \(text) does not fit in 64 bits", at: start) }
             return (.double(double), text)
         }
         guard let double = Double(text), double.isFinite, !DecimalUnderflow.roundedToZero(text, double) else {
-            throw JSONError(message: "number \(text) is out of range", offset: start)
+            throw unstorable("number \(text) is out of range", at: start)
         }
         return (.double(double), text)
     }
@@ -271,5 +274,21 @@ public struct JSONParser {
 public struct JSONError: Error, Equatable, CustomStringConvertible {
     public var message: String
     public var offset: Int
-    public var description: String { "invalid JSON at byte \(offset): \(message)" }
+    public var kind = Kind.syntax
+
+    /// Told apart so that a client whose JSON is well-formed is not sent looking for a syntax error.
+    public enum Kind: Sendable {
+        /// Not JSON.
+        case syntax
+        /// JSON, but not a value an App Group holds: a null, a duplicate key, a number no int or double holds,
+        /// nesting deeper than the store keeps.
+        case unstorable
+    }
+
+    public var description: String {
+        switch kind {
+        case .syntax: "invalid JSON at byte \(offset): \(message)"
+        case .unstorable: "JSON that cannot be stored, at byte \(offset): \(message)"
+        }
+    }
 }

@@ -23,7 +23,9 @@ public enum TypedJSON {
             guard let bytes = Base64.decode(text) else { throw TypedJSONError("the data value is not base64") }
             return .data(bytes)
         case ("string", _), ("int", _), ("double", _), ("bool", _), ("date", _), ("data", _), ("array", _), ("dictionary", _):
-            throw TypedJSONError("a \(json.typeName) JSON value cannot be stored as type '\(type)'")
+            // A bare number is named as JSON has it: which Swift type the parser chose for it is not the client's.
+            let written = numberText == nil ? json.typeName : "number"
+            throw TypedJSONError("a \(written) JSON value cannot be stored as type '\(type)'")
         default:
             throw TypedJSONError("unknown type '\(type)' (string, int, double, bool, date, data, array, dictionary)")
         }

@@ -94,7 +94,11 @@ import Testing
         #expect(request["status"] == .string("removing"))
         #expect(result.removals == ["countdown"])
         #expect(result.changes[AppGroupState.removeAllDeliveredAt] == .set(.double(now)))
-        #expect(NotificationText.fill("{eventName}", end.placeholders) == "eventName", "no event: the placeholder's name")
+        #expect(end.placeholders.fill("{eventName}") == "eventName", "no event: the placeholder's name")
+        // One pass: a value holding a placeholder (an activity named by the app) is not expanded again (found
+        // by review: `{activityName} reached` with the activity `{eventName}` read "used-5 reached").
+        let sneaky = CallbackInvocation(activity: "{eventName}", callback: .eventDidReachThreshold, event: "used-5")
+        #expect(sneaky.placeholders.fill("{activityName} reached at {eventName}") == "{eventName} reached at used-5")
     }
 
     /// Pending removals take back only this device's requests that are not on a screen yet, as iOS's pending

@@ -107,7 +107,7 @@ private struct Execution {
             guard case .dictionary(let payload)? = action["payload"] else { return (.invalid, "no payload") }
             var request = payload
             for field in ["title", "subtitle", "body"] {
-                if case .string(let text)? = payload[field] { request[field] = .string(NotificationText.fill(text, invocation.placeholders)) }
+                if case .string(let text)? = payload[field] { request[field] = .string(invocation.placeholders.fill(text)) }
             }
             let identifier: String
             if case .string(let given)? = payload["identifier"] {
@@ -235,17 +235,5 @@ private struct Execution {
         let list = SelectionBlocks.list(SelectionBlocks.blocked(in: state).subtracting(leavingOut))
         change(AppGroupState.blockedSelectionIDs, .set(list))
         change(AppGroupState.lastBlockUpdate, .set(.dictionary(["triggeredBy": .string(triggeredBy), "at": .double(now), "blockedSelectionIds": list])))
-    }
-}
-
-/// Notification texts with `{activityName}`, `{callbackName}` and `{eventName}` filled in. A known
-/// placeholder with no value (no event) becomes its own name; an unknown one is left as it is.
-public enum NotificationText {
-    public static func fill(_ text: String, _ placeholders: [String: String?]) -> String {
-        var out = text
-        for (name, value) in placeholders.sorted(by: { $0.key < $1.key }) {
-            out = out.replacing("{\(name)}", with: value ?? name)
-        }
-        return out
     }
 }

@@ -25,8 +25,9 @@ public struct CallbackInvocation: Equatable, Sendable {
     /// `events_{activity}_{callback}[_{event}]`: when this callback last fired (epoch ms, a double).
     public var eventsKey: String { "events_\(activity)_\(callback.rawValue)" + (event.map { "_\($0)" } ?? "") }
 
-    /// The `{activityName}`, `{callbackName}`, `{eventName}` placeholders of notification texts.
-    public var placeholders: [String: String?] {
-        ["activityName": activity, "callbackName": callback.rawValue, "eventName": event]
+    /// The `{activityName}`, `{callbackName}`, `{eventName}` placeholders of notification texts. With no
+    /// event, `{eventName}` becomes its own name, as the iOS side writes it.
+    public var placeholders: NotificationPlaceholders {
+        NotificationPlaceholders([.activityName: activity, .callbackName: callback.rawValue, .eventName: event ?? "eventName"])
     }
 }

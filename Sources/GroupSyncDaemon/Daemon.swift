@@ -7,10 +7,12 @@ import Synchronization
 
 /// `groupsync serve`: accepts paired peers, dials them, and keeps every session fed with local changes.
 ///
-/// Threads: one accepts connections; one per accepted connection handshakes and runs it; one dialer per
-/// paired device; one waits on the home's change signal (inotify) and forwards local commits to every
-/// session; one serves the control socket; one waits for SIGTERM/SIGINT/SIGHUP. Nothing polls: every thread
-/// blocks until there is something to do, and an idle daemon wakes only for keep-alives.
+/// Threads: one accepts connections; one per accepted connection handshakes and runs it, and one more per
+/// connection writes what its session queues; one dialer per paired device; one waits on the home's change
+/// signal (inotify) and forwards local commits to every session; one serves the control socket, handing
+/// clients with slow requests to short-lived workers; one posts notifications (`NotificationService`); one
+/// waits for SIGTERM/SIGINT/SIGHUP. Nothing polls: every thread blocks until there is something to do, and an
+/// idle daemon wakes only for keep-alives.
 public final class Daemon: @unchecked Sendable {
     public struct Configuration: Sendable {
         public var home: Home

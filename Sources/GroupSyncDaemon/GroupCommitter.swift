@@ -1,14 +1,16 @@
 import GroupSyncCore
 import GroupSyncStore
 
-/// Commits local writes from many clients of the control socket together: while one transaction is being
-/// synced to disk, the writes that arrive queue up and go into the next one. Each client still waits until
-/// its own write is durable, but N waiting clients cost one fsync, not N.
+/// Commits the control socket's writes through the daemon's one writing connection. Its callers are the
+/// control loop, with a turn's writes of every client at once (`ControlServer`), and the loop's worker
+/// threads, with the writes of a client whose lines wait behind a slower request. While one transaction is
+/// being synced to disk, writes that arrive queue up and go into the next one: each caller still waits until
+/// its own writes are durable, but callers waiting together cost one fsync.
 ///
-/// Leader/follower, no committer thread: the client thread that finds no commit in progress commits
-/// everything queued itself, then hands the role on. A dedicated committer thread cost every write two extra
-/// thread switches (hand the write over, hand the result back), and on two cores those switches, not the
-/// fsync, bounded the rate. Enqueueing wakes nobody: waiters are woken only when results are published.
+/// Leader/follower, no committer thread: the caller that finds no commit in progress commits everything
+/// queued itself, then hands the role on. A dedicated committer thread cost every write two extra thread
+/// switches (hand the write over, hand the result back), and on two cores those switches, not the fsync,
+/// bounded the rate. Enqueueing wakes nobody: waiters are woken only when results are published.
 final class GroupCommitter: @unchecked Sendable {
     private struct Pending {
         let write: LocalWrite
@@ -20,7 +22,7 @@ final class GroupCommitter: @unchecked Sendable {
     private nonisolated(unsafe) var queue: [Pending] = []
     private nonisolated(unsafe) var results: [Int: Result<Change?, StoreError>] = [:]
     private nonisolated(unsafe) var nextTicket = 0
-    /// True while some client thread is committing; only that thread touches `store`.
+    /// True while some caller is committing; only that caller touches `store`.
     private nonisolated(unsafe) var leading = false
 
     /// Most writes in one transaction: large enough to amortize the fsync, small enough to keep each
@@ -48,7 +50,7 @@ final class GroupCommitter: @unchecked Sendable {
                     commitQueued()
                     leading = false
                     // Whoever still waits with writes queued takes over.
-                    if !queue.isEmpty { condition.signalAll() }
+                    if !queue.isEmpty { condition.broadcastHoldingLock() }
                 }
             }
             return (first...last).map { results.removeValue(forKey: $0)! }
@@ -66,6 +68,6 @@ final class GroupCommitter: @unchecked Sendable {
         for (index, pending) in batch.enumerated() {
             results[pending.ticket] = outcome.map { $0[index] }
         }
-        condition.signalAll()
+        condition.broadcastHoldingLock()
     }
 }

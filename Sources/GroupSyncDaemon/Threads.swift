@@ -102,7 +102,7 @@ final class Condition: @unchecked Sendable {
     }
 
     /// Wakes every waiter; the caller holds the lock (inside `locked`).
-    func signalAll() { pthread_cond_broadcast(&condition) }
+    func broadcastHoldingLock() { pthread_cond_broadcast(&condition) }
 
     /// Takes the lock and wakes every waiter.
     func broadcast() {

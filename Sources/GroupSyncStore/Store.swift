@@ -26,7 +26,6 @@ public final class Store: ReplicaStore {
     /// Called after each committed change, e.g. to wake watchers in other processes.
     public var didCommit: (() -> Void)?
 
-    public static let maxNameBytes = EntryName.maxBytes
     public static let maxValueBytes = ValueCodec.maxStoredBytes
 
     /// `raisingSchemaVersion: false` opens a store written by an earlier groupsync without raising its schema
@@ -97,7 +96,8 @@ public final class Store: ReplicaStore {
 
     // MARK: Local writes
 
-    /// Stores `value` under `suite`/`key`. Always succeeds locally unless the disk fails.
+    /// Stores `value` under `suite`/`key`. Needs no peer and no daemon: it fails only for a name or value the
+    /// store refuses (`validate`) or a disk that fails.
     @discardableResult
     public func set(_ value: Value, suite: String, key: String) throws(StoreError) -> Change {
         try write([.set(suite: suite, key: key, value: value)])[0]!

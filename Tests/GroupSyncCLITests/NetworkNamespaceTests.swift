@@ -20,7 +20,7 @@ import Testing
     }
 
     @Test func partitionedHostsConvergeAfterTheLinkHeals() throws {
-        guard let lan = try VirtualLAN.make(hosts: 3) else { return }
+        let lan = try VirtualLAN.make(hosts: 3)
         defer { lan.destroy() }
         let folder = TemporaryFolder()
         let devices = try Self.devices(on: lan, count: 3, in: folder)
@@ -52,7 +52,7 @@ import Testing
     }
 
     @Test func writesConvergeOverALossyNetwork() throws {
-        guard let lan = try VirtualLAN.make(hosts: 2) else { return }
+        let lan = try VirtualLAN.make(hosts: 2)
         defer { lan.destroy() }
         let folder = TemporaryFolder()
         let devices = try Self.devices(on: lan, count: 2, in: folder)
@@ -66,10 +66,7 @@ import Testing
         let lossy = try lan.dropRandomly(percent: 10)
         // Delay, loss and reordering as a WAN would, where tc netem exists.
         let netem = try lan.netem("delay 40ms 20ms loss 5% reorder 25% 50%")
-        if !lossy && !netem {
-            print("skipped: neither iptables (statistic match) nor tc netem can degrade the virtual network here")
-            return
-        }
+        if !lossy && !netem { try Test.cancel("neither iptables (statistic match) nor tc netem can degrade the virtual network here") }
         if !netem { print("note: tc netem is missing (no sch_netem in this kernel): testing loss only, no delay or reordering") }
         for i in 0..<40 { try devices[i % 2].cli.run("set", "group.test", "k\(i)", "v\(i)") }
         for device in devices {
@@ -91,16 +88,10 @@ final class VirtualLAN {
 
     func address(_ host: Int) -> String { "10.213.0.\(10 + host)" }
 
-    /// A LAN, or nil (with the reason printed) where namespaces cannot be made.
-    static func make(hosts count: Int) throws -> VirtualLAN? {
-        guard geteuid() == 0 else {
-            print("skipped: network namespaces need root")
-            return nil
-        }
-        guard FileManager.default.isExecutableFile(atPath: ip) else {
-            print("skipped: \(ip) is missing (apt-get install iproute2)")
-            return nil
-        }
+    /// A LAN; where namespaces cannot be made, the calling test is cancelled (reported as skipped, not passed).
+    static func make(hosts count: Int) throws -> VirtualLAN {
+        guard geteuid() == 0 else { try Test.cancel("network namespaces need root") }
+        guard FileManager.default.isExecutableFile(atPath: ip) else { try Test.cancel("\(ip) is missing (apt-get install iproute2)") }
         removeLeftovers()
         // Two random digits always (`removeLeftovers` drops exactly two to find the PID).
         let tag = "\(getpid() % 100_000)" + String(format: "%02d", Int.random(in: 0..<100))
@@ -109,8 +100,7 @@ final class VirtualLAN {
             try lan.build()
         } catch {
             lan.destroy()
-            print("skipped: network namespaces cannot be made here: \(error)")
-            return nil
+            try Test.cancel("network namespaces cannot be made here: \(error)")
         }
         return lan
     }

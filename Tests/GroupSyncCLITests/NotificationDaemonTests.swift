@@ -40,7 +40,8 @@ struct NotificationDaemonTests {
         try a.cli.run("notify", "post", "--id", "timesUp", "--title", "After restart", "--min-interval", "0", "--level", "critical")
         notifies = bus.calls("Notify", atLeast: 3)
         #expect(notifies.count == 3 && notifies[2]["replaces_id"] == number)
-        if case .dictionary(let critical)? = notifies.last?["hints"] { #expect(critical["urgency"] == .int(2)) }
+        guard case .dictionary(let critical)? = notifies.last?["hints"] else { Issue.record("no hints"); return }
+        #expect(critical["urgency"] == .int(2))
 
         #expect(try a.cli.run("notify", "dismiss", "--id", "timesUp").status == 0)
         #expect(bus.calls("CloseNotification").first?["id"] == number)
@@ -323,7 +324,8 @@ struct NotificationDaemonTests {
         #expect(fired.status == 0 && fired.stdout.contains("notification countdown: shown"), "\(fired.stdout)\(fired.stderr)")
         let notify = bus.calls("Notify").first
         #expect(notify?["summary"] == .string("used-5 in focus"))
-        if case .dictionary(let hints)? = notify?["hints"] { #expect(hints["urgency"] == .int(0)) }
+        guard case .dictionary(let hints)? = notify?["hints"] else { Issue.record("no hints"); return }
+        #expect(hints["urgency"] == .int(0))
         #expect(try a.cli.run("get", "group.honorfit", "groupsync.notification.countdown").stdout.contains(#""status":"shown""#))
     }
 
@@ -432,7 +434,8 @@ struct TimesUpTests {
         for bus in [busA, busB] {
             let countdown = bus.calls("Notify", atLeast: 1, timeout: 5).filter { $0["summary"] == .string("Screen time") }
             #expect(countdown.first?["body"] == .string("2 min left"), "\(bus.calls("Notify", timeout: 0))")
-            if case .dictionary(let hints)? = countdown.first?["hints"] { #expect(hints["urgency"] == .int(0), "passive") }
+            guard case .dictionary(let hints)? = countdown.first?["hints"] else { Issue.record("no countdown hints"); continue }
+            #expect(hints["urgency"] == .int(0), "passive")
         }
         let spend = try a.cli.run("balance", "spend", "2")
         #expect(spend.status == 0, "\(spend.stdout)\(spend.stderr)")

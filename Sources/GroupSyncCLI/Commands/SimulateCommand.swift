@@ -54,9 +54,6 @@ enum SimulateCommand: Command {
                  "--visible-loss-rate", "--skew", "--jump-rate", "--jobs"],
         switches: ["--no-faults", "--trace"])
 
-    /// A seed failed: distinct from the other exit codes, so scripts can tell a finding from a mistake.
-    static let failedExitCode: Int32 = 4
-
     static func run(_ arguments: ParsedArguments, _ invocation: Invocation) throws(CLIError) {
         _ = try arguments.positionals()
         var options = arguments.has("--no-faults") ? SimulationOptions.noFaults : SimulationOptions()

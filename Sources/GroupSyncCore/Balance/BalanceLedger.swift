@@ -124,6 +124,4 @@ public struct BalanceLedger: Sendable {
         writes[event.key] = event.value
     }
 
-    /// Forgets the pending writes (after the caller stored them).
-    public mutating func clearWrites() { writes = [:] }
 }

@@ -34,16 +34,25 @@ public struct TZifTimeZone: UTCOffsetRule {
             try reader.skip(2)  // isdst, designation index
         }
         guard !offsets.isEmpty, indices.allSatisfy({ $0 < offsets.count }) else { throw .malformed("no or bad local time types") }
+        // The footer's bound, for the same reason: a day further than that from UTC gets wrong bounds
+        // (`POSIXTimeZoneRule.maxOffsetHours`). A damaged file said 23,000 days (found by a test that asked).
+        guard offsets.allSatisfy({ abs($0) <= POSIXTimeZoneRule.maxOffsetHours * 3600 }) else {
+            throw .malformed("a local time type more than \(POSIXTimeZoneRule.maxOffsetHours) hours from UTC")
+        }
         try reader.skip(counts.char + counts.leap * (timeSize + 4) + counts.isStd + counts.isUT)
         var footer: POSIXTimeZoneRule?
-        if version >= 2, reader.remaining > 1 {
+        if version >= 2 {
+            // RFC 8536: a version 2+ file ends with its footer, a rule between two newlines (empty for none).
+            // A file cut short inside it is refused: without the rule, the zone's transitions after the last
+            // one listed (all of them, in tzdata's "slim" files) would silently stop.
             let rest = reader.rest
-            if rest.first == 0x0A, let close = rest.dropFirst().firstIndex(of: 0x0A) {
-                let text = String(decoding: rest[(rest.startIndex + 1)..<close], as: UTF8.self)
-                if !text.isEmpty {
-                    guard let rule = POSIXTimeZoneRule(parsing: text) else { throw .malformed("footer '\(text)' is not a POSIX TZ rule") }
-                    footer = rule
-                }
+            guard rest.first == 0x0A, let close = rest.dropFirst().firstIndex(of: 0x0A) else {
+                throw .malformed("truncated TZif footer")
+            }
+            let text = String(decoding: rest[(rest.startIndex + 1)..<close], as: UTF8.self)
+            if !text.isEmpty {
+                guard let rule = POSIXTimeZoneRule(parsing: text) else { throw .malformed("footer '\(text)' is not a POSIX TZ rule") }
+                footer = rule
             }
         }
         self.transitions = zip(times, indices).map { ($0, offsets[$1]) }

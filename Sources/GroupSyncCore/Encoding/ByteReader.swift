@@ -52,14 +52,6 @@ public struct ByteReader {
         return value
     }
 
-    public mutating func readUInt32() throws(DecodingError) -> UInt32 {
-        guard remaining >= 4 else { throw .truncated }
-        var value: UInt32 = 0
-        for index in offset..<(offset + 4) { value = (value << 8) | UInt32(bytes[index]) }
-        offset += 4
-        return value
-    }
-
     /// A length prefix is checked against what is actually left before anything is allocated.
     public mutating func readLength() throws(DecodingError) -> Int {
         let length = try readVarint()

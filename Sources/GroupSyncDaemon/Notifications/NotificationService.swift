@@ -36,7 +36,7 @@ final class NotificationService: @unchecked Sendable {
     private nonisolated(unsafe) var saidUnavailable = false
     private nonisolated(unsafe) var lastRetryMillis: Int64 = 0
     /// When the balance must be looked at again with no write to prompt it: the end of the day while "time's
-    /// up" is shown, as the day's new allowance ends the episode (`TimesUpNotifications.check`).
+    /// up" or the countdown is shown, as the day's new allowance ends either (`TimesUpNotifications.check`).
     private nonisolated(unsafe) var balanceRecheckAtMillis: Int64?
     /// This device's action requests left `waiting` for a notification server: identifier → the post that
     /// waits and the suites holding a request for it. When that very post is shown later (a server appeared),

@@ -1,9 +1,10 @@
 import GroupSyncCore
+import GroupSyncNotify
 import Synchronization
 
 /// An in-memory notification server for tests of the layers above `Notifier`: it numbers notifications from 1
 /// per server instance, as real servers do, and records every call.
-public final class RecordingNotifier: Notifier {
+final class RecordingNotifier: Notifier {
     public enum Call: Hashable, Sendable {
         case show(NotificationContent, replacesNumber: UInt32, returned: UInt32, instance: String)
         case close(number: UInt32, instance: String)

@@ -44,7 +44,7 @@ def value(v):
     if kind == "data": return b"\x07" + varint(len(bytes.fromhex(x))) + bytes.fromhex(x)
     if kind == "array": return b"\x08" + varint(len(x)) + b"".join(value(i) for i in x)
     if kind == "dictionary":
-        # Keys in code point order (what Swift's String ordering gives for NFC keys).
+        # Keys in code point order as written, not normalized: Python's str order, the order of the UTF-8 bytes.
         return b"\x09" + varint(len(x)) + b"".join(string(k) + value(x[k]) for k in sorted(x))
     raise ValueError(kind)
 
@@ -109,6 +109,15 @@ VALUES = [
     ("empty dictionary", {"dictionary": {}}),
     ("dictionary keys sorted by code point", {"dictionary": {"z": {"int": 1}, "é": {"int": 2}, "a": {"string": "x"}}}),
     ("an action dictionary", {"dictionary": {"type": {"string": "blockSelection"}, "neverTriggerBefore": {"double": 1732886400000.0}}}),
+    ("dictionary keys sorted as written, not normalized (a decomposed e-acute sorts before f)",
+     {"dictionary": {"e\u0301": {"int": 1}, "f": {"int": 2}, "\u00e9b": {"int": 3}}}),
+]
+
+# Valid values too deep to write as typed JSON (each level would be two JSON levels): they must decode, and
+# encode back to the same bytes.
+DEEP_VALUES = [
+    ("64 nested arrays, the innermost empty: the deepest value", "0801" * 63 + "0800"),
+    ("63 nested arrays around an int: 64 levels", "0801" * 63 + "0202"),
 ]
 
 INVALID_VALUES = [
@@ -124,6 +133,8 @@ INVALID_VALUES = [
     ("dictionary with a duplicate key", "0902016b0201016b0202", "malformed"),
     ("varint longer than 64 bits", "02ffffffffffffffffff7f", "malformed"),
     ("trailing byte after a value", "0404", "malformed"),
+    ("65 nested arrays", "0801" * 64 + "0800", "malformed"),
+    ("64 nested arrays around an int: 65 levels", "0801" * 64 + "0202", "malformed"),
 ]
 
 MESSAGES = [
@@ -300,9 +311,53 @@ def write(name, document):
     path = Path(__file__).with_name(name)
     path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
+# ---- device IDs (§2) ---------------------------------------------------------------------------
+
+BASE32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+
+def base32(raw):
+    bits = "".join(f"{b:08b}" for b in raw)
+    bits += "0" * (-len(bits) % 5)
+    return "".join(BASE32[int(bits[i:i + 5], 2)] for i in range(0, len(bits), 5))
+
+def luhn32(run):
+    factor, total = 1, 0
+    for c in run:
+        addend = factor * BASE32.index(c)
+        factor = 1 if factor == 2 else 2
+        total += addend // 32 + addend % 32
+    return BASE32[(32 - total % 32) % 32]
+
+def device_id_text(raw):
+    encoded = base32(raw)
+    assert len(encoded) == 52
+    checked = "".join(encoded[i:i + 13] + luhn32(encoded[i:i + 13]) for i in range(0, 52, 13))
+    return "-".join(checked[i:i + 7] for i in range(0, 56, 7))
+
+DEVICE_IDS = [
+    ("bytes 0 to 31", bytes(range(32))),
+    ("all 0xff", bytes([0xFF] * 32)),
+    ("all zero", bytes(32)),
+    ("SHA-256 of the empty string", bytes.fromhex("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")),
+]
+
+def mistyped(text):
+    # The first character of the second group changed: the check of the first run no longer matches.
+    i = 8
+    return text[:i] + ("B" if text[i] != "B" else "C") + text[i + 1:]
+
+write("identity.json", {
+    "description": "Device IDs (§2): 'valid' — the 32 bytes and their text form, which must read back to the bytes, also in "
+                   "lower case and without dashes; 'invalid' — texts that must be refused.",
+    "valid": [{"name": n, "bytes": raw.hex(), "text": device_id_text(raw)} for n, raw in DEVICE_IDS],
+    "invalid": [{"name": "a mistyped character (wrong check)", "text": mistyped(device_id_text(DEVICE_IDS[0][1]))},
+                {"name": "a group missing", "text": device_id_text(DEVICE_IDS[0][1])[8:]}],
+})
+
 write("values.json", {
     "description": "ValueCodec: one tag byte, then the payload. A meaning is an object with one key naming the type.",
     "valid": [{"name": n, "hex": value(v).hex(), "value": v} for n, v in VALUES],
+    "deep": [{"name": n, "hex": h} for n, h in DEEP_VALUES],
     "invalid": [{"name": n, "hex": h, "error": e} for n, h, e in INVALID_VALUES],
 })
 write("messages.json", {

@@ -61,7 +61,9 @@ public enum TransportError: Error, Equatable, Sendable, CustomStringConvertible 
         case .unexpectedPeer(let expected, let presented):
             return "expected device \(expected) but device \(presented) answered; check the address configured for that peer"
         case .peerPresentedNoCertificate:
-            return "the peer presented no certificate, so it cannot be identified; it is not a GroupSync device"
+            // Also what a client whose certificate has another kind of key looks like: only Ed25519 signatures
+            // are offered, so it sends none (found by an independent implementation of the protocol).
+            return "the peer presented no certificate (or one without an Ed25519 key, which is all GroupSync accepts), so it cannot be identified; it is not a GroupSync device"
         case .refusedByPeer(let alert, let ours):
             return "the peer refused the connection (\(alert)); it has probably not paired this device yet: add device ID \(ours) on the other side"
         case .handshakeFailed(let detail):

@@ -35,6 +35,12 @@ import Testing
             #expect(ValueCodec.encode(meaning) == bytes, "\(name): encoding")
             #expect(try ValueCodec.decode(bytes) == meaning, "\(name): decoding")
         }
+        let deep = Self.list(document, "deep")
+        #expect(deep.count >= 2)
+        for vector in deep {
+            let name = try vector.string("name"), bytes = try vector.hex("hex")
+            #expect(ValueCodec.encode(try ValueCodec.decode(bytes)) == bytes, "\(name)")
+        }
         for vector in invalid {
             let name = try vector.string("name"), expected = try vector.string("error"), bytes = try vector.hex("hex")
             do throws(DecodingError) {
@@ -43,6 +49,48 @@ import Testing
             } catch {
                 #expect((error == .truncated ? "truncated" : "malformed") == expected, "\(name): \(error)")
             }
+        }
+    }
+
+    /// A dictionary's bytes do not depend on the process: its keys are ordered by their bytes, which Swift's
+    /// `<` does not give for keys mixing precomposed and decomposed letters (each process then had its own
+    /// order, from its hash seed). Built in many insertion orders, the value always encodes alike.
+    @Test func dictionaryKeysMixingNormalizationFormsEncodeAlikeInAnyOrder() throws {
+        let keys = ["e\u{301}", "e", "ea", "e\u{301}a", "\u{e9}b", "f", "\u{e9}c", "e\u{301}\u{301}"]
+        var generator = SeededGenerator(seed: 7)
+        let reference = ValueCodec.encode(.dictionary(Dictionary(uniqueKeysWithValues: keys.enumerated().map { ($1, Value.int(Int64($0))) })))
+        for _ in 0..<200 {
+            var dictionary: [String: Value] = [:]
+            for (index, key) in keys.enumerated().shuffled(using: &generator) { dictionary[key] = .int(Int64(index)) }
+            #expect(ValueCodec.encode(.dictionary(dictionary)) == reference)
+        }
+        // Key by key, the order of the bytes.
+        var reader = ByteReader(reference)
+        _ = try reader.readByte()
+        var written: [[UInt8]] = []
+        for _ in 0..<(try reader.readLength()) {
+            written.append(Array(try reader.readString().utf8))
+            _ = try ValueCodec.decode(from: &reader)
+        }
+        #expect(written == written.sorted { $0.lexicographicallyPrecedes($1) } && written.count == keys.count)
+    }
+
+    // MARK: Device IDs
+
+    @Test func deviceIDs() throws {
+        let document = try Self.load("identity.json")
+        let valid = Self.list(document, "valid"), invalid = Self.list(document, "invalid")
+        #expect(valid.count >= 4 && invalid.count >= 2)
+        for vector in valid {
+            let name = try vector.string("name"), text = try vector.string("text")
+            let id = try DeviceID(bytes: try vector.hex("bytes"))
+            #expect(id.description == text, "\(name)")
+            #expect(try DeviceID(parsing: text) == id, "\(name)")
+            #expect(try DeviceID(parsing: text.lowercased().filter { $0 != "-" }) == id, "\(name): case and dashes")
+        }
+        for vector in invalid {
+            let name = try vector.string("name")
+            #expect(throws: DeviceIDError.self, "\(name)") { try DeviceID(parsing: try vector.string("text")) }
         }
     }
 

@@ -24,7 +24,7 @@ public enum JSONWriter {
             out += "]"
         case .dictionary(let dict):
             out += "{"
-            for (i, key) in dict.keys.sorted().enumerated() {
+            for (i, key) in ValueCodec.keysInCodeOrder(dict).enumerated() {
                 if i > 0 { out += "," }
                 writeString(key, into: &out)
                 out += ":"

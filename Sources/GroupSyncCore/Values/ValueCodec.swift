@@ -45,11 +45,20 @@ public enum ValueCodec {
         case .dictionary(let dict):
             writer.write(Tag.dictionary.rawValue)
             writer.writeVarint(UInt64(dict.count))
-            for key in dict.keys.sorted() {
+            for key in Self.keysInCodeOrder(dict) {
                 writer.writeString(key)
                 encode(dict[key]!, into: &writer)
             }
         }
+    }
+
+    /// A dictionary's keys in the order PROTOCOL.md §4.1 writes them: by code point as written, which is the
+    /// order of their UTF-8 bytes. Not Swift's `<`, which compares canonically equivalent forms: on keys that
+    /// mix precomposed and decomposed letters it is no strict order, so `sorted()` gave each process its own
+    /// order (from its hash seed) and equal values different bytes, which the merge took for changes (found by
+    /// an independent implementation of the protocol).
+    public static func keysInCodeOrder(_ dict: [String: Value]) -> [String] {
+        dict.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
     }
 
     /// Decodes exactly one value that fills the whole buffer.

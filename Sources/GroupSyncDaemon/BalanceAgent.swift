@@ -12,7 +12,7 @@ enum BalanceAgent {
     ///
     /// Returns when to run again with no change to prompt it: when this device's own request to peers expires
     /// (`BalanceBook.ownRequestExpiryMillis`), while one is open; nil otherwise, so no timer runs.
-    static func changed(store: Store, signal: ChangeSignal, connectedPeers: [PeerConnection], log: DaemonLog, nowMillis: Int64,
+    static func rebalance(store: Store, signal: ChangeSignal, connectedPeers: [PeerConnection], log: DaemonLog, nowMillis: Int64,
                         environment: [String: String]) -> Int64? {
         let connected = Set(connectedPeers.filter { $0.status.isEstablished }.map(\.peer))
         do {

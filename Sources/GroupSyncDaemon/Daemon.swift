@@ -65,10 +65,10 @@ public final class Daemon: @unchecked Sendable {
     private var control: ControlServer?
     private let store: Store
     /// Writes from control-socket clients, committed together.
-    private let committer: GroupCommitter
+    let committer: GroupCommitter
     /// Reads for control-socket clients, on their own SQLite connection.
-    private let reader: Store
-    private let readLock = Mutex(())
+    let reader: Store
+    let readLock = Mutex(())
     let notifications: NotificationService
     /// Posted after every commit this daemon makes, so watchers in every process see it.
     private let changeSignal: ChangeSignal
@@ -458,7 +458,7 @@ public final class Daemon: @unchecked Sendable {
         // When the balance agent must run again unprompted (an own request to peers expiring); nil: no timer.
         var agentRunAt: Int64?
         func runBalanceAgent(_ live: [PeerConnection]) {
-            agentRunAt = BalanceAgent.changed(store: store, signal: changeSignal, connectedPeers: live, log: log, nowMillis: clock(),
+            agentRunAt = BalanceAgent.rebalance(store: store, signal: changeSignal, connectedPeers: live, log: log, nowMillis: clock(),
                                               environment: configuration.environment)
         }
         // At start, before any change: if this device's own request to peers is still open (its command was
@@ -481,7 +481,7 @@ public final class Daemon: @unchecked Sendable {
             let timeout = [agentWait, blocksWait].compactMap { $0 }.min().map { Int32(clamping: $0) } ?? -1
             let event = watcher.wait(timeoutMillis: timeout)
             let dueSuites = blockLists.takeDue(nowMillis: monotonicMillis())
-            if !dueSuites.isEmpty { BlockListReconciler.changed(suites: dueSuites, store: store, signal: changeSignal, log: log) }
+            if !dueSuites.isEmpty { BlockListReconciler.reconcile(suites: dueSuites, store: store, signal: changeSignal, log: log) }
             switch event {
             case .woken, .outputClosed: return  // no output is watched here
             case .timedOut:
@@ -519,63 +519,6 @@ public final class Daemon: @unchecked Sendable {
                     runBalanceAgent(live)
                 }
             }
-        }
-    }
-
-    // MARK: Control socket requests
-
-    /// `set` / `delete` requests from control-socket clients (`localWrite(from:)`), in order, group-committed
-    /// with everyone else's. An invalid request gets its error and does not hold up the valid ones.
-    func localWrites(_ requests: [Result<LocalWrite, TypedJSONError>]) -> [String] {
-        var answers = [String?](repeating: nil, count: requests.count)
-        var valid: [(index: Int, write: LocalWrite)] = []
-        for (index, request) in requests.enumerated() {
-            switch request {
-            case .success(let write): valid.append((index, write))
-            case .failure(let error): answers[index] = ControlResponse.error(error.description, badInput: true)
-            }
-        }
-        let results = committer.commit(valid.map(\.write))
-        for ((index, write), result) in zip(valid, results) {
-            switch result {
-            case .success(let change?): answers[index] = ControlResponse.written(change)
-            case .success(nil): answers[index] = ControlResponse.error("no key '\(write.key)' in suite '\(write.suite)'", notFound: true)
-            case .failure(let error): answers[index] = ControlResponse.error(error.description)
-            }
-        }
-        return answers.map { $0! }
-    }
-
-    /// A `set` or `delete` request as the write it asks for, validated as `Store.write` will. `valueNumberText`:
-    /// the text of `value` when it is a bare number (`JSONParser.parseRequest`), read as the type asks.
-    static func localWrite(from request: [String: Value], valueNumberText: String? = nil) -> Result<LocalWrite, TypedJSONError> {
-        guard case .string(let command)? = request["command"], case .string(let suite)? = request["suite"], case .string(let key)? = request["key"] else {
-            return .failure(TypedJSONError("give suite and key as strings"))
-        }
-        let write: LocalWrite
-        if command == "delete" {
-            write = .delete(suite: suite, key: key)
-        } else {
-            guard case .string(let type)? = request["type"], let json = request["value"] else {
-                return .failure(TypedJSONError("give type and value, as 'get --json' prints them"))
-            }
-            do { write = .set(suite: suite, key: key, value: try TypedJSON.value(type: type, json: json, numberText: valueNumberText)) } catch { return .failure(error) }
-        }
-        do { try Store.validate(write) } catch { return .failure(TypedJSONError(error.description)) }
-        return .success(write)
-    }
-
-    /// `get` from a control-socket client: the entry as `get --json` prints it.
-    func read(_ request: [String: Value]) -> String {
-        guard case .string(let suite)? = request["suite"], case .string(let key)? = request["key"] else {
-            return ControlResponse.error("give suite and key as strings", badInput: true)
-        }
-        do { try Store.validate(suite: suite, key: key) } catch { return ControlResponse.error(error.description, badInput: true) }
-        let found = readLock.withLock { _ in Result { () throws(StoreError) in try reader.entry(suite: suite, key: key) } }
-        switch found {
-        case .success(let entry?) where !entry.isDeleted: return EntryFormatting.json(entry)
-        case .success: return ControlResponse.error("no key '\(key)' in suite '\(suite)'", notFound: true)
-        case .failure(let error): return ControlResponse.error(error.description)
         }
     }
 

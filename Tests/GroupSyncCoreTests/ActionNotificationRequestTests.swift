@@ -5,6 +5,7 @@ import Testing
 /// `removeAllDeliveredNotifications` marks: pure decisions, with the time given.
 @Suite struct ActionNotificationRequestTests {
     let now: Int64 = 1_790_000_600_000
+    let me = try! DeviceID(bytes: Array(repeating: 1, count: 32)), other = try! DeviceID(bytes: Array(repeating: 2, count: 32))
 
     func request(_ status: String, requestedAt: Double? = nil, _ extra: [String: Value] = [:]) -> [String: Value] {
         var fields: [String: Value] = ["identifier": .string("n"), "title": .string("Hi"), "status": .string(status)]
@@ -14,20 +15,24 @@ import Testing
 
     @Test func onlyAPendingRequestOfThisDeviceIsPostedAndOnlyARemovingOneDismissed() throws {
         let post = try ActionNotificationRequest.post(identifier: "n", request: request("pending"))
-        #expect(ActionNotificationRequest.step(identifier: "n", request: request("pending"), own: true, nowMillis: now) == .post(post))
-        #expect(ActionNotificationRequest.step(identifier: "n", request: request("pending"), own: false, nowMillis: now) == .leave,
+        #expect(ActionNotificationRequest.step(identifier: "n", request: request("pending"), writtenBy: me, device: me, nowMillis: now) == .post(post))
+        #expect(ActionNotificationRequest.step(identifier: "n", request: request("pending"), writtenBy: other, device: me, nowMillis: now) == .othersRequest,
                 "another device's request is its daemon's to show")
+        // The device a request names decides, whoever wrote it (`fire` hands a request to the device it ran for).
+        let named = request("pending", ["device": .string(other.description)])
+        #expect(ActionNotificationRequest.step(identifier: "n", request: named, writtenBy: me, device: me, nowMillis: now) == .othersRequest)
+        #expect(ActionNotificationRequest.step(identifier: "n", request: named, writtenBy: me, device: other, nowMillis: now) == .post(post))
         for settled in ["shown", "waiting", "suppressed", "removed", "expired", "failed: x"] {
-            #expect(ActionNotificationRequest.step(identifier: "n", request: request(settled), own: true, nowMillis: now) == .leave, "\(settled)")
+            #expect(ActionNotificationRequest.step(identifier: "n", request: request(settled), writtenBy: me, device: me, nowMillis: now) == .leave, "\(settled)")
         }
-        #expect(ActionNotificationRequest.step(identifier: "n", request: request("removing"), own: true, nowMillis: now) == .dismiss)
+        #expect(ActionNotificationRequest.step(identifier: "n", request: request("removing"), writtenBy: me, device: me, nowMillis: now) == .dismiss)
     }
 
     @Test func aRequestPendingPastAnHourIsNotShownAndAYoungerOneKeepsWhatIsLeftOfIt() throws {
         let stale = request("pending", requestedAt: Double(now) - 3_600_001)
-        #expect(ActionNotificationRequest.step(identifier: "n", request: stale, own: true, nowMillis: now) == .settle("expired"))
+        #expect(ActionNotificationRequest.step(identifier: "n", request: stale, writtenBy: me, device: me, nowMillis: now) == .settle("expired"))
         let young = request("pending", requestedAt: Double(now) - 600_000)
-        guard case .post(let post) = ActionNotificationRequest.step(identifier: "n", request: young, own: true, nowMillis: now) else {
+        guard case .post(let post) = ActionNotificationRequest.step(identifier: "n", request: young, writtenBy: me, device: me, nowMillis: now) else {
             Issue.record("not posted")
             return
         }
@@ -42,7 +47,7 @@ import Testing
         #expect(try ActionNotificationRequest.post(identifier: "n", request: [:]).content.title == "n", "no title: the identifier")
         // An unknown level is ignored, as the library ignores it: shown at the default level, not dropped.
         guard case .post(let loud) = ActionNotificationRequest.step(identifier: "n", request: request("pending", ["interruptionLevel": .string("loud")]),
-                                                                    own: true, nowMillis: now) else {
+                                                                    writtenBy: me, device: me, nowMillis: now) else {
             Issue.record("a request with an unknown level was not posted")
             return
         }

@@ -72,7 +72,7 @@ enum FireCommand: Command {
         if callback.takesEvent && event == nil { throw .usage("\(callbackName) needs --event E") }
         if !callback.takesEvent && event != nil { throw .usage("\(callbackName) takes no --event") }
         if let event, let problem = ActivityNames.problem(with: event, what: "event") { throw .badInput(problem) }
-        let at = Double(try UsageCommand.firedAt(arguments))
+        let at = Double(try EpochMillisArgument.firedAt(arguments))
 
         let context = try DeviceContext.open(home: invocation.home(arguments))
         let call = CallbackInvocation(activity: activity, callback: callback, event: event)

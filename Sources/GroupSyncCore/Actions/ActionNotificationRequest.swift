@@ -30,8 +30,10 @@ public enum ActionNotificationRequest {
         case dismiss
         /// Record this status without showing anything.
         case settle(String)
-        /// Nothing to do: already delivered, removed, or another device's request.
+        /// Nothing to do: already delivered or removed.
         case leave
+        /// Another device's request: its daemon shows it, and this one neither acts on it nor records anything.
+        case othersRequest
     }
 
     /// The request's device, which only that device's daemon shows (a request replicates with its suite, and
@@ -40,11 +42,14 @@ public enum ActionNotificationRequest {
 
     public static func status(of request: [String: Value]) -> String? { request["status"]?.stringValue }
 
-    /// `own`: the request belongs to the deciding device. A pending request older than the default time to live
-    /// is not shown any more (a laptop started the next morning must not pop yesterday's callback); a younger one
-    /// is posted with what is left of it, so it stops waiting for a server when a fresh post would have.
-    public static func step(identifier: String, request: [String: Value], own: Bool, nowMillis: Int64) -> Step {
-        guard own else { return .leave }
+    /// What `device`'s daemon does with a request that `origin` wrote. It is `device`'s when it names it, or, for a
+    /// request from before the field existed, when `device` wrote it. A pending request older than the default
+    /// time to live is not shown any more (a laptop started the next morning must not pop yesterday's callback);
+    /// a younger one is posted with what is left of it, so it stops waiting for a server when a fresh post
+    /// would have.
+    public static func step(identifier: String, request: [String: Value], writtenBy origin: DeviceID, device: DeviceID,
+                            nowMillis: Int64) -> Step {
+        guard Self.device(of: request).map({ $0 == device.description }) ?? (origin == device) else { return .othersRequest }
         switch status(of: request) {
         case pending?:
             let ageSeconds = request["requestedAt"]?.epochMillis.map { max(0, (Double(nowMillis) - $0) / 1000) } ?? 0

@@ -316,11 +316,11 @@ final class NotificationService: @unchecked Sendable {
         var entry = found
         for _ in 0..<4 {
             guard case .dictionary(let request)? = entry.value, let identifier = AppGroupState.notificationIdentifier(ofKey: entry.key) else { return nil }
-            let owner = ActionNotificationRequest.device(of: request)
-            let own = owner.map { $0 == store.device.description } ?? (entry.version.origin == store.device)
-            guard own else { return nil }
             let status: String
-            switch ActionNotificationRequest.step(identifier: identifier, request: request, own: own, nowMillis: clock()) {
+            switch ActionNotificationRequest.step(identifier: identifier, request: request, writtenBy: entry.version.origin,
+                                                  device: store.device, nowMillis: clock()) {
+            case .othersRequest:
+                return nil
             case .leave:
                 let status = ActionNotificationRequest.status(of: request)
                 if status == ActionNotificationRequest.waiting { noteWaiting(identifier, suite: entry.suite) }

@@ -1,5 +1,5 @@
 import Testing
-@testable import GroupSyncDaemon
+@testable import GroupSyncCore
 
 /// Block lists are derived once changes pause, not after every batch of a catch-up, and never wait forever.
 @Suite struct BlockListScheduleTests {

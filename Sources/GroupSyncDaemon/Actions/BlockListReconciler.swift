@@ -10,7 +10,7 @@ import GroupSyncStore
 /// derives the same list from the same keys, so the lists the devices write agree, and a list already right
 /// is not written again: the writes end there.
 enum BlockListReconciler {
-    static func changed(suites: Set<String>, store: Store, signal: ChangeSignal, log: DaemonLog) {
+    static func reconcile(suites: Set<String>, store: Store, signal: ChangeSignal, log: DaemonLog) {
         for suite in suites.sorted() {
             do {
                 // The block keys and the two lists only: the suite may hold anything else, and a catch-up into

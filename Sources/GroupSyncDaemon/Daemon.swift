@@ -343,8 +343,7 @@ public final class Daemon: @unchecked Sendable {
         let accepted = state.locked { () -> Bool in
             guard running, paired[peer] != nil else { return false }
             if let existing = connections[peer], existing.isAlive {
-                let keepNew = initiator == existing.initiator || initiator < existing.initiator
-                guard keepNew else { return false }
+                guard DuplicateConnection.replaces(newInitiator: initiator, existingInitiator: existing.initiator) else { return false }
                 replaced = existing
             }
             connections[peer] = connection
@@ -428,8 +427,7 @@ public final class Daemon: @unchecked Sendable {
                                                                expectedPeer: peer, timeout: .seconds(5))
                     lastError = ""
                     run(connection, initiator: certificate.deviceID)
-                    // A session that lasted is a success; one that ended at once counts as a failure.
-                    if monotonicMillis() - started > 10_000 { backoff.reset() }
+                    backoff.sessionEnded(lastedMillis: monotonicMillis() - started)
                 } catch {
                     let text = "\(error)"
                     state.locked { lastErrors[peer] = "cannot connect to \(address): \(text)" }

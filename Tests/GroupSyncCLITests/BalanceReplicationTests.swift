@@ -167,6 +167,26 @@ import GroupSyncTestSupport
         for device in [a, b] { try waitFor(device, "48 spent") { $0["remainingMinutes"] == .double(12) } }
     }
 
+    /// Usage beyond what this device holds is paid with minutes its peer hands over while the command waits;
+    /// the daemon's agent may pay part of it meanwhile, and the command still reports everything it spent.
+    @Test func usagePaidWithAPeersMinutesIsReportedWhole() throws {
+        let folder = TemporaryFolder()
+        let (a, b) = try startedPair(in: folder)
+        try a.cli.run("balance", "policy", "--daily-base", "0", "--max-extensions", "0", "--extension", "5")
+        try waitFor(b, "the policy arrives") { $0["allowanceMinutes"] == .double(0) && $0["devices"] == .int(2) }
+        try b.cli.run("balance", "earn", "40", "--reason", "push-ups")
+        try waitFor(a, "the earning arrives") { $0["earnedMinutes"] == .double(40) }
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let result = try a.cli.run("usage", "record", "--activity", "focus", "--event", "used-30", "--armed-at", "\(now - 31 * 60_000)", "--json")
+        #expect(result.status == 0, "\(result.stderr)")
+        guard case .dictionary(let o) = try JSONParser.parse(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            Issue.record("not JSON: \(result.stdout)")
+            return
+        }
+        #expect(o["chargedMinutes"] == .double(30) && o["uncoveredMinutes"] == .double(0), "\(o)\n\(a.log)")
+        for device in [a, b] { try waitFor(device, "the usage spent once") { $0["remainingMinutes"] == .double(10) } }
+    }
+
     @Test func minutesEarnedOnOneDeviceCanBeSpentOnTheOther() throws {
         let folder = TemporaryFolder()
         let (a, b) = try startedPair(in: folder)

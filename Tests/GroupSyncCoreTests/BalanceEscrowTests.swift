@@ -122,6 +122,50 @@ import Testing
         #expect(b.act(at: noon) { $0.extend() } == .capReached(used: 2, max: 2))
     }
 
+    /// `balance extend`'s attempt: a refusal keeps nothing but the withdrawal of the request for a slot, so an
+    /// open request cannot keep this device from answering the others for the rest of the day.
+    @Test func aRefusedExtensionWithdrawsTheRequestAndChangesNothingElse() {
+        let devices = group(2, maxExtensions: 2)
+        let a = devices[0]
+        #expect(a.act(at: noon) { $0.extendOrWithdrawRequest() } == .granted(extensionsToday: 1, max: 2, addedMs: 5 * minute))
+        settle(devices, at: noon)
+        a.act(at: noon) { $0.request(holdMs: 0, slots: 1) }
+        #expect(a.book(at: noon).ledger.hasActiveRequest(a.account, today: a.book(at: noon).today))
+        // The peer has not answered yet: refused, the request withdrawn, nothing else written.
+        #expect(a.act(at: noon) { $0.extendOrWithdrawRequest() } == .noSlotHere(used: 1, max: 2))
+        #expect(!a.book(at: noon).ledger.hasActiveRequest(a.account, today: a.book(at: noon).today))
+        #expect(a.summary(at: noon).extensionsToday == 1)
+        // Asked again and answered: granted.
+        a.act(at: noon) { $0.request(holdMs: 0, slots: 1) }
+        settle(devices, at: noon)
+        #expect(a.act(at: noon) { $0.extendOrWithdrawRequest() } == .granted(extensionsToday: 2, max: 2, addedMs: 5 * minute))
+    }
+
+    /// `usage record` on a device that lacked the rights: after asking, what arrived pays the usage, and the
+    /// request is withdrawn.
+    @Test func usageBeyondWhatADeviceHoldsIsPaidWithTheRightsThatArrive() throws {
+        let devices = group(2, base: 60)
+        let a = devices[0]
+        let held = a.summary(at: noon).heldHereMs
+        let monitor = MonitorID(activity: "focus", armedAt: noon - 50 * minute)
+        let threshold = try UsageThresholdName(parsing: "used-50")
+        let recorded = a.act(at: noon) { $0.recordUsage(monitor: monitor, threshold: threshold, at: noon) }
+        #expect(recorded.reason == .genuine && recorded.chargedMs == held && recorded.uncoveredMs == 50 * minute - held)
+        let nothingArrived = a.act(at: noon) { $0.payWithArrivedRights(recorded) }
+        #expect(nothingArrived.chargedMs == held && nothingArrived.uncoveredMs == 50 * minute - held)
+        a.act(at: noon + 1) { $0.request(holdMs: 50 * minute) }
+        // Peers answer, and the agent on this device (in `settle`) pays part of the usage while the command waits:
+        // the command still reports all it spent.
+        settle(devices, at: noon + 1)
+        let paid = a.act(at: noon + 2) { $0.payWithArrivedRights(recorded) }
+        #expect(paid.uncoveredMs == 0)
+        #expect(paid.chargedMs == 50 * minute)
+        #expect(a.book(at: noon + 2).ledger.charges[a.account]?[monitor]?.ms == 50 * minute)
+        #expect(!a.book(at: noon + 2).ledger.hasActiveRequest(a.account, today: a.book(at: noon + 2).today))
+        settle(devices, at: noon + 3)
+        #expect(devices[1].summary(at: noon + 3).remainingMs == 10 * minute, "the whole usage spent once, everywhere")
+    }
+
     @Test func aDeviceJoiningDuringAPartitionCannotMintExtraMinutes() {
         let devices = group(2)
         let late = BalanceDevice(3)

@@ -41,6 +41,7 @@ import Testing
         let early = UsageVerdict(events: [event("used-7", at: sevenMinutes - 5_001)], armedAt: armed)
         #expect(early.usedMs == 0)
         #expect(early.tooEarly == ["used-7"])
+        #expect(early.reason(for: "used-7") == .tooEarly && early.reason(for: "used-7").rawValue == "too-early")
         // Right after scheduling: every threshold fires at once and none is possible yet.
         let startup = UsageVerdict(events: ["used-0.25", "used-0.5", "used-1"].map { event($0, at: 900) }, armedAt: armed)
         #expect(startup.usedMs == 0)
@@ -77,6 +78,8 @@ import Testing
         let mixed = UsageVerdict(events: before + lateBurst + [event("used-6.25", at: pickUp + 15_000)], armedAt: armed)
         #expect(mixed.usedMs == 45_000)
         #expect(mixed.phantom == ["used-1", "used-3", "used-6"])
+        #expect(mixed.reason(for: "used-3") == .phantomBurst && mixed.reason(for: "used-3").rawValue == "phantom-burst")
+        #expect(mixed.reason(for: "used-6.25") == .genuine && mixed.reason(for: "used-0.5").rawValue == "genuine")
     }
 
     @Test func genuineUsageIsTheHighestThresholdNotASum() {

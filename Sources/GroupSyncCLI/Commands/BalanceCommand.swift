@@ -151,16 +151,8 @@ enum BalanceCommand: Command {
 
     private static func extend(_ arguments: ParsedArguments, _ invocation: Invocation) throws(CLIError) {
         let session = try session(arguments, invocation)
-        // Try on a copy first: a refusal writes nothing, except that a request made to peers for a slot is
-        // withdrawn (a no-op when there is none). Left open, it would keep this device from answering the
-        // others' requests and spreading its idle rights for the rest of the day (`hasActiveRequest`).
         func attempt() throws(CLIError) -> BalanceBook.ExtendOutcome {
-            try session.update { book in
-                var trial = book
-                let outcome = trial.extend()
-                if case .granted = outcome { book = trial } else { book.withdrawRequest() }
-                return outcome
-            }
+            try session.update { $0.extendOrWithdrawRequest() }
         }
         let outcome = try session.takingTurns { () throws(CLIError) -> BalanceBook.ExtendOutcome in
             let first = try attempt()

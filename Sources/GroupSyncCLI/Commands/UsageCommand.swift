@@ -51,7 +51,7 @@ enum UsageCommand: Command {
 
         let session = BalanceSession(context: try DeviceContext.open(home: invocation.home(arguments)), environment: invocation.environment)
         let outcome = try session.takingTurns { () throws(CLIError) -> UsageRecordOutcome in
-            var outcome = try session.update { $0.recordUsage(monitor: monitor, threshold: threshold, at: at) }
+            let outcome = try session.update { $0.recordUsage(monitor: monitor, threshold: threshold, at: at) }
             guard outcome.uncoveredMs > 0 else { return outcome }
             // This device lacks the rights for the usage: ask connected devices, then pay what arrived.
             let needed = outcome.uncoveredMs
@@ -61,18 +61,9 @@ enum UsageCommand: Command {
                                      trial.settleUsage()
                                      return trial.uncoveredMs(monitor) == 0
                                  })
-            let settled = try session.update { book -> (Int64, Int64) in
-                let before = book.ledger.charges[book.me]?[monitor]?.ms ?? 0
-                book.settleUsage()
-                book.withdrawRequest()
-                return ((book.ledger.charges[book.me]?[monitor]?.ms ?? 0) - before, book.uncoveredMs(monitor))
-            }
-            outcome.chargedMs += settled.0
-            outcome.uncoveredMs = settled.1
-            return outcome
+            return try session.update { $0.payWithArrivedRights(outcome) }
         }
         let summary = try session.update { $0.summary }
-        let reason = outcome.verdict.phantom.contains(threshold.name) ? "phantom-burst" : outcome.verdict.tooEarly.contains(threshold.name) ? "too-early" : "genuine"
         if arguments.has("--json") {
             var o = JSONObject()
             o.add("activity", activity)
@@ -81,7 +72,7 @@ enum UsageCommand: Command {
             o.add("armedAt", .int(armedAt))
             o.add("at", .int(at))
             o.add("counted", outcome.counted)
-            o.add("reason", reason)
+            o.add("reason", outcome.reason.rawValue)
             o.add("duplicate", outcome.duplicate)
             o.add("monitorUsageMinutes", .double(BalanceAmount.minutes(outcome.verdict.usedMs)))
             o.add("chargedMinutes", .double(BalanceAmount.minutes(outcome.chargedMs)))
@@ -92,10 +83,10 @@ enum UsageCommand: Command {
             return
         }
         let what: String
-        switch reason {
-        case "too-early": what = "ignored: fired before \(threshold.name) could be reached since arming (phantom guard 1)"
-        case "phantom-burst": what = "ignored: this monitor's thresholds fired as one burst (phantom guard 2); the burst spends nothing"
-        default: what = outcome.duplicate ? "already recorded; counted once" : "counted"
+        switch outcome.reason {
+        case .tooEarly: what = "ignored: fired before \(threshold.name) could be reached since arming (phantom guard 1)"
+        case .phantomBurst: what = "ignored: this monitor's thresholds fired as one burst (phantom guard 2); the burst spends nothing"
+        case .genuine: what = outcome.duplicate ? "already recorded; counted once" : "counted"
         }
         var line = "\(threshold.name) of \(activity): \(what); monitor usage \(BalanceFormatting.minutes(outcome.verdict.usedMs)) min"
         if outcome.chargedMs != 0 { line += "; \(outcome.chargedMs > 0 ? "spent" : "gave back") \(BalanceFormatting.minutes(abs(outcome.chargedMs))) min" }

@@ -67,6 +67,16 @@ extension BalanceBook {
         ledger.setRequest(request, of: me)
     }
 
+    /// `extend`, keeping nothing of a refused attempt but the withdrawal of this device's request to peers (a
+    /// no-op when there is none): left open, it would keep this device from answering the others' requests and
+    /// spreading its idle rights for the rest of the day (`hasActiveRequest`).
+    public mutating func extendOrWithdrawRequest() -> ExtendOutcome {
+        var trial = self
+        let outcome = trial.extend()
+        if case .granted = outcome { self = trial } else { withdrawRequest() }
+        return outcome
+    }
+
     /// Clears an open request: after an attempt, peers must stop sending for it.
     public mutating func withdrawRequest() {
         guard let open = ledger.requests[me], open.holdMs > 0 || open.slots > 0 else { return }

@@ -19,11 +19,14 @@ public struct UsageRecordOutcome: Equatable, Sendable {
     public var verdict: UsageVerdict
     /// How much this device's charge for the monitor moved (negative: rights given back).
     public var chargedMs: Int64
+    /// This device's charge for the monitor before the event was recorded: what `chargedMs` counts from.
+    public var chargeBeforeMs: Int64
     /// Genuine usage that no device has paid for yet (this device lacked the rights).
     public var uncoveredMs: Int64
 
     /// Whether this event counts as genuine usage.
-    public var counted: Bool { !verdict.phantom.contains(event) && !verdict.tooEarly.contains(event) }
+    public var counted: Bool { reason == .genuine }
+    public var reason: UsageVerdict.Reason { verdict.reason(for: event) }
 }
 
 extension BalanceBook {
@@ -42,7 +45,8 @@ extension BalanceBook {
         let after = ledger.charges[me]?[monitor]?.ms ?? 0
         let verdict = usageVerdict(monitor)
         return UsageRecordOutcome(monitor: monitor, event: threshold.name, eventMs: threshold.usedMs, duplicate: duplicate,
-                                  verdict: verdict, chargedMs: after.saturatingSubtracting(before), uncoveredMs: uncoveredMs(monitor))
+                                  verdict: verdict, chargedMs: after.saturatingSubtracting(before), chargeBeforeMs: before,
+                                  uncoveredMs: uncoveredMs(monitor))
     }
 
     public func usageVerdict(_ monitor: MonitorID) -> UsageVerdict { ledger.usageVerdict(monitor) }
@@ -54,6 +58,19 @@ extension BalanceBook {
     /// settling them all on every change would grow without end; older ones are settled when a device
     /// records an event for them.
     public static let settlingWindowDays: Int64 = 14
+
+    /// After `outcome`'s usage lacked rights and peers were asked: pays with what arrived (settling every recent
+    /// charge, as the agent would) and withdraws the request, so peers stop sending for it. Returns the outcome
+    /// with its charge counted from before the event, since the daemon's agent may have paid part of it while
+    /// the command waited (counted from here, `usage record` said "spent 10 min" for 30 paid).
+    public mutating func payWithArrivedRights(_ outcome: UsageRecordOutcome) -> UsageRecordOutcome {
+        settleUsage()
+        withdrawRequest()
+        var paid = outcome
+        paid.chargedMs = (ledger.charges[me]?[outcome.monitor]?.ms ?? 0).saturatingSubtracting(outcome.chargeBeforeMs)
+        paid.uncoveredMs = uncoveredMs(outcome.monitor)
+        return paid
+    }
 
     /// Settles this device's charge for every recent monitor it recorded (the agent runs this on each change).
     public mutating func settleUsage() {

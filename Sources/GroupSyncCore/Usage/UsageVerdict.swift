@@ -15,6 +15,21 @@ public struct UsageVerdict: Equatable, Sendable {
     /// Whether guard 2 found any phantom burst among the monitor's events.
     public var phantomBurst: Bool { !phantom.isEmpty }
 
+    /// Why an event counts or not. The raw values are what `usage record --json` prints as `reason`.
+    public enum Reason: String, Sendable {
+        case genuine
+        /// Guard 1: fired before its usage could have run since the arming.
+        case tooEarly = "too-early"
+        /// Guard 2: part of a burst of thresholds in one instant.
+        case phantomBurst = "phantom-burst"
+    }
+
+    public func reason(for event: String) -> Reason {
+        if phantom.contains(event) { return .phantomBurst }
+        if tooEarly.contains(event) { return .tooEarly }
+        return .genuine
+    }
+
     /// Guard 1 slack: a genuine `used-N` may fire up to this much before `armedAt + N`.
     public static let earlySlackMs: Int64 = 5_000
     /// Guard 2: thresholds at least this far apart in usage…

@@ -20,4 +20,14 @@ public struct ReconnectBackoff: Sendable {
     }
 
     public mutating func reset() { failures = 0 }
+
+    /// How long a session must have lasted to count as a success.
+    public static let lastingSessionMillis: Int64 = 10_000
+
+    /// A session with the peer ended after `lastedMillis`. One that lasted starts the backoff afresh; one that
+    /// ended at once (refused after the handshake, a store that cannot open) counts as one more failure, so a
+    /// peer that accepts and drops at once is not redialed in a tight loop.
+    public mutating func sessionEnded(lastedMillis: Int64) {
+        if lastedMillis > Self.lastingSessionMillis { reset() }
+    }
 }

@@ -18,6 +18,15 @@ import Testing
         NotificationServerWait.deadline(record: record, display: display, device: me, nowMillis: now)
     }
 
+    /// Activity looks for a server again only while something waits, and at most every 2 s.
+    @Test func activityLooksForAServerAtMostEveryTwoSecondsWhileSomethingWaits() {
+        var wait = NotificationServerWait()
+        #expect(!wait.looksAgainOnActivity(nowMillis: Self.now, lastLookMillis: 0), "nothing waits")
+        wait.noServer(for: "n", record: Self.record(1), display: nil, device: Self.me, nowMillis: Self.now)
+        #expect(wait.looksAgainOnActivity(nowMillis: Self.now, lastLookMillis: Self.now - 2_000))
+        #expect(!wait.looksAgainOnActivity(nowMillis: Self.now, lastLookMillis: Self.now - 1_999))
+    }
+
     @Test func onlyAPostStillToBeShownWaitsAndOnlyUntilItExpires() {
         let post = Self.record(1)
         #expect(Self.deadline(post) == post.expiresAtMillis)

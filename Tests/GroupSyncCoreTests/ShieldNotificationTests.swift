@@ -54,6 +54,18 @@ import Testing
         guard case .post = try Self.decide(config, lastSentAt: .string("yesterday")) else { Issue.record("suppressed by a string"); return }
     }
 
+    /// The debounce is this device's: another device's stamp in the replicated suite counts for nothing, this
+    /// device's own stamp (or the app's reset of it, written here) stands.
+    @Test func onlyThisDevicesLastSentAtDebouncesItsShield() throws {
+        let me = try DeviceID(bytes: Array(repeating: 1, count: 32)), peer = try DeviceID(bytes: Array(repeating: 2, count: 32))
+        let theirs = Value.double(100), mine = Value.double(50)
+        #expect(ShieldNotification.lastSentAt(stored: theirs, writtenBy: peer, device: me, ownStamp: mine) == mine)
+        #expect(ShieldNotification.lastSentAt(stored: theirs, writtenBy: peer, device: me, ownStamp: nil) == nil)
+        #expect(ShieldNotification.lastSentAt(stored: .double(0), writtenBy: me, device: me, ownStamp: mine) == .double(0), "the app's reset")
+        #expect(ShieldNotification.lastSentAt(stored: nil, writtenBy: me, device: me, ownStamp: mine) == nil, "deleted here: reset")
+        #expect(ShieldNotification.lastSentAt(stored: nil, writtenBy: nil, device: me, ownStamp: mine) == mine, "never stored")
+    }
+
     @Test func missingOrMalformedConfigurationsSayWhereAndWhat() {
         #expect(throws: NotificationError.missingConfig(suite: Self.suite, key: Self.key)) { try Self.decide(nil) }
         func message(_ json: String) -> String {

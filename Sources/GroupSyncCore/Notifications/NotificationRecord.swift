@@ -24,6 +24,12 @@ public struct NotificationRecord: Hashable, Sendable {
         }
     }
 
+    /// The suite of this device's record that storing this one replaces, if any. A post for every device
+    /// replaces this device's own local post of the ID, which must not come back when a device whose clock is
+    /// behind posts the ID later (found by review: a replaced and dismissed local post was shown again). A local
+    /// post leaves the shared record alone: peers still show it.
+    public var replacedRecordSuite: String? { scope == .all ? NotificationScope.local.recordSuite : nil }
+
     public let id: String
     public var content: NotificationContent
     public var scope: NotificationScope

@@ -14,6 +14,14 @@
 public struct NotificationServerWait: Hashable, Sendable {
     /// How long to wait before looking for a missing server again, while a post waits and a bus is there.
     public static let retryMillis: Int64 = 30_000
+    /// Activity on the machine (a write, a replicated change) is also a chance to find a server that appeared,
+    /// but at most this often, so a busy machine without one does not ask the bus at every write.
+    public static let retryOnActivityMillis: Int64 = 2_000
+
+    /// Whether activity at `nowMillis` looks for a server again, the last look having been at `lastLookMillis`.
+    public func looksAgainOnActivity(nowMillis: Int64, lastLookMillis: Int64) -> Bool {
+        !isEmpty && nowMillis - lastLookMillis >= Self.retryOnActivityMillis
+    }
 
     /// ID → when its post expires: the moment it stops waiting.
     public private(set) var expiries: [String: Int64] = [:]

@@ -35,6 +35,16 @@ public enum ShieldNotification {
         return .post(request, lastSentAt: ShieldNotificationConfig.lastSentAt(nowMillis: nowMillis))
     }
 
+    /// Which `…LastSentAt` debounces this device's shield post. The debounce is this device's: the shield asks
+    /// several times per showing, on its own screen. The suite replicates, so the stored `…LastSentAt` may be
+    /// another device's shield, a different showing. Written last on this device, it stands as it is: this
+    /// device's stamp, or the app's own reset of it (0, or deleted: `stored` nil), which lets the next shield
+    /// through as in the seed. Written by another device, it counts for nothing; this device's stamp as it last
+    /// wrote it while running (`ownStamp`) counts instead.
+    public static func lastSentAt(stored: Value?, writtenBy: DeviceID?, device: DeviceID, ownStamp: Value?) -> Value? {
+        writtenBy == device ? stored : ownStamp
+    }
+
     /// The seed reads the time with `double(forKey:)`, which gives 0 — never sent — for anything but a number.
     public static func lastSentAtMillis(_ value: Value) -> Int64? {
         switch value {

@@ -121,12 +121,7 @@ final class NotificationService: @unchecked Sendable {
                 return .done(id: request.id, result: .suppressed, retryInSeconds: Double(until - now) / 1000)
             case .accepted(let record):
                 try store.set(record.value, suite: record.suite, key: record.id)
-                if record.scope == .all {
-                    // It replaces this device's own local post of the ID, which must not come back when a device
-                    // whose clock is behind posts the ID later (found by review: a replaced and dismissed local
-                    // post was shown again). A local post leaves the shared record alone: peers still show it.
-                    _ = try store.delete(suite: NotificationScope.local.recordSuite, key: record.id)
-                }
+                if let replaced = record.replacedRecordSuite { _ = try store.delete(suite: replaced, key: record.id) }
                 return answer(for: present(request.id), id: request.id)
             }
         } catch {
@@ -160,17 +155,9 @@ final class NotificationService: @unchecked Sendable {
         let now = clock()
         do {
             let lastSentAtKey = ShieldNotificationConfig.lastSentAtKey(configKey: configKey)
-            // The debounce is this device's: the shield asks several times per showing, on its own screen. The
-            // suite replicates, so the `…LastSentAt` there may be another device's shield, a different showing.
-            // Written last on this device, it stands as it is: this device's stamp, or the app's own reset of it
-            // (0, or deleted), which lets the next shield through as in the seed. Written by another device, it
-            // counts for nothing; this device's stamp as it last wrote it while running counts instead.
             let stored = try store.entry(suite: suite, key: lastSentAtKey)
-            let lastSentAt = if let stored, stored.version.origin == store.device {
-                stored.value
-            } else {
-                ownShieldStamps[ShieldStampKey(suite: suite, key: lastSentAtKey)]
-            }
+            let lastSentAt = ShieldNotification.lastSentAt(stored: stored?.value, writtenBy: stored?.version.origin, device: store.device,
+                                                           ownStamp: ownShieldStamps[ShieldStampKey(suite: suite, key: lastSentAtKey)])
             let outcome = try ShieldNotification.decide(
                 config: try store.entry(suite: suite, key: configKey)?.value,
                 lastSentAt: lastSentAt,
@@ -268,9 +255,7 @@ final class NotificationService: @unchecked Sendable {
             for job in work { job() }
             if scan { scanChanges() }
             if let recheck = balanceRecheckAtMillis, clock() >= recheck { checkBalance() }
-            // Any activity is also a chance to find a server that appeared, but at most every 2 s, so a busy
-            // machine without one does not ask the bus at every write.
-            if scan && !waiting.isEmpty && clock() - lastRetryMillis >= 2000 { retry = true }
+            if scan && waiting.looksAgainOnActivity(nowMillis: clock(), lastLookMillis: lastRetryMillis) { retry = true }
             if retry {
                 lastRetryMillis = clock()
                 // Each is planned again first: one that expired or was dismissed meanwhile stops waiting

@@ -39,7 +39,7 @@ public struct BalanceSummary: Equatable, Sendable {
     /// spend posted it again (found by review).
     public var creditedMs: Int64
     /// How far what is owed exceeds what the devices hold: a credit smaller than this goes to the debt, and
-    /// time stays up (`TimesUpNotifications` posts no new episode for it).
+    /// time stays up (`TimesUpEpisode` posts no new episode for it).
     public var shortfallMs: Int64
     /// No device has founded the balance yet, so there is no allowance and no extension: the device that
     /// should found it waits until it has synced once with every device it is paired with (`Membership`), so
@@ -109,4 +109,35 @@ public struct BalanceSummary: Equatable, Sendable {
     }
 
     public var remainingMinutes: Double { BalanceAmount.minutes(remainingMs) }
+}
+
+extension BalanceSummary {
+    /// A summary given field by field, for tests of what reads one (`TimesUpEpisode`): any field not given is
+    /// zero, false, or 1970-01-01.
+    init(day: CivilDate = CivilDate(ordinal: 0), dayStartMillis: Int64 = 0, dayEndMillis: Int64 = 0, allowanceMs: Int64 = 0,
+         extensionsToday: Int64 = 0, maxExtensions: Int64 = 0, extensionMs: Int64 = 0, earnedMs: Int64 = 0,
+         spentTodayMs: Int64 = 0, remainingMs: Int64 = 0, owedMs: Int64 = 0, strandedMs: Int64 = 0, heldHereMs: Int64 = 0,
+         extensionSlotsHere: Int64 = 0, devices: Int = 0, timeUp: Bool = false, lastSpendMillis: Int64 = 0,
+         creditedMs: Int64 = 0, shortfallMs: Int64 = 0, waitingForPairedDevices: Bool = false) {
+        self.day = day
+        self.dayStartMillis = dayStartMillis
+        self.dayEndMillis = dayEndMillis
+        self.allowanceMs = allowanceMs
+        self.extensionsToday = extensionsToday
+        self.maxExtensions = maxExtensions
+        self.extensionMs = extensionMs
+        self.earnedMs = earnedMs
+        self.spentTodayMs = spentTodayMs
+        self.remainingMs = remainingMs
+        self.owedMs = owedMs
+        self.strandedMs = strandedMs
+        self.heldHereMs = heldHereMs
+        self.extensionSlotsHere = extensionSlotsHere
+        self.devices = devices
+        self.timeUp = timeUp
+        self.lastSpendMillis = lastSpendMillis
+        self.creditedMs = creditedMs
+        self.shortfallMs = shortfallMs
+        self.waitingForPairedDevices = waitingForPairedDevices
+    }
 }

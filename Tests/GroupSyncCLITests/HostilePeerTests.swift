@@ -180,11 +180,17 @@ import GroupSyncTransport
         let pings = (0..<2_000).flatMap { MessageCodec.encode(.ping(millis: Int64($0))) }
         let deadline = Date().addingTimeInterval(60)
         var peak = 0
-        while Date() < deadline, !scene.a.log.contains("event=peer-not-reading") {
+        // Cut off either way: its queue overflowed (`peer-not-reading`), or, on a machine too busy for this
+        // side to fill the queue in time, 30 s passed with nothing read (`write-failed`).
+        func cutOff() -> Bool {
+            let log = scene.a.log
+            return log.contains("event=peer-not-reading") || log.contains("event=write-failed peer=\(peer.device.short)")
+        }
+        while Date() < deadline, !cutOff() {
             guard (try? peer.connection.writeAll(pings, timeout: .seconds(30))) != nil else { break }
             peak = max(peak, try residentMegabytes(scene.a))
         }
-        #expect(scene.a.log.contains("event=peer-not-reading"), "a cut the peer off\n\(scene.a.log.suffix(2000))")
+        #expect(cutOff(), "a cut the peer off\n\(scene.a.log.suffix(2000))")
         #expect(peak < 400, "a's memory stayed bounded: peak \(peak) MB")
         print("a peer that never reads: a's resident memory peaked at \(peak) MB before it cut the peer off")
         try scene.expectHonestSyncFlows("after-not-reading")

@@ -35,6 +35,12 @@ import Testing
         #expect(decision.recheckAtMillis == Self.dayEnd)
     }
 
+    /// The state is read from a local suite that anyone can edit: an absurd credit is no reason to trap.
+    @Test func anAbsurdStoredCreditIsNoCrash() {
+        let decision = TimesUpEpisode.decide(summary: Self.timeUp(credited: 60 * Self.minute), state: State(creditedMs: .min))
+        #expect(decision.actions == [Self.postTimesUp, Self.dismissCountdown])
+    }
+
     @Test func timesUpIsATimeSensitiveLocalPostThatIsNeverDebounced() {
         let request = TimesUpEpisode.timesUpRequest
         #expect(request.id == "groupsync.timesUp")

@@ -87,7 +87,8 @@ public struct BalanceSummary: Equatable, Sendable {
         // tried and failed twice: by wall clocks, which may differ by the store's 5 minutes (a spend on a
         // device behind looked older than the earning it spent), and by the count of credits each spend
         // had seen, which no single spend reaches when both sides of a partition earned and spent.
-        // The latest spend names the episode (`TimesUpNotifications`).
+        // The latest spend tells the countdown that usage moved the balance since it last posted
+        // (`TimesUpEpisode`); credits, not spends, name the episodes of "time's up" (`creditedMs`).
         var lastSpend: Int64 = 0
         for (_, byDay) in ledger.days {
             for record in byDay.values { lastSpend = max(lastSpend, record.lastSpendAt) }

@@ -95,7 +95,8 @@ public enum TimesUpEpisode {
             // back for them.
             let seenShortfall = state.shortfallMs
             let shortfall = max(seenShortfall ?? 0, summary.shortfallMs)
-            if postedAtCredit.map({ summary.creditedMs - $0 > shortfall }) ?? !postedByOlder {
+            // Saturating: the state is a local file anyone can edit, and a daemon must not trap on it.
+            if postedAtCredit.map({ summary.creditedMs.saturatingSubtracting($0) > shortfall }) ?? !postedByOlder {
                 actions.append(.post(timesUpRequest))
                 next.creditedMs = summary.creditedMs
                 next.shortfallMs = summary.shortfallMs

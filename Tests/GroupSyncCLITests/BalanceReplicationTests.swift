@@ -27,6 +27,19 @@ import GroupSyncTestSupport
         Issue.record("\(device.name): \(what) never happened; last balance \(last)\n\(device.log)")
     }
 
+    /// a and b with their daemons, a balance with no daily allowance (extensions of 5 min), and minutes earned on
+    /// one of them, seen by the other.
+    func pairWithOnlyEarnedMinutes(in folder: TemporaryFolder, maxExtensions: Int, earnedOnA: Int = 0, earnedOnB: Int = 0) throws -> (a: TestDevice, b: TestDevice) {
+        let (a, b) = try startedPair(in: folder)
+        try a.cli.run("balance", "policy", "--daily-base", "0", "--max-extensions", "\(maxExtensions)", "--extension", "5")
+        try waitFor(b, "the policy arrives") { $0["allowanceMinutes"] == .double(0) && $0["devices"] == .int(2) }
+        for (earner, minutes, other) in [(a, earnedOnA, b), (b, earnedOnB, a)] where minutes > 0 {
+            try earner.cli.run("balance", "earn", "\(minutes)", "--reason", "push-ups")
+            try waitFor(other, "the earning arrives") { $0["earnedMinutes"] == .double(Double(minutes)) }
+        }
+        return (a, b)
+    }
+
     func spend(_ device: TestDevice, _ minutes: String) throws -> Double {
         let result = try device.cli.run("balance", "spend", minutes, "--json")
         guard result.status == 0, case .dictionary(let o) = try JSONParser.parse(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)),
@@ -174,11 +187,7 @@ import GroupSyncTestSupport
     /// the daemon's agent may pay part of it meanwhile, and the command still reports everything it spent.
     @Test func usagePaidWithAPeersMinutesIsReportedWhole() throws {
         let folder = TemporaryFolder()
-        let (a, b) = try startedPair(in: folder)
-        try a.cli.run("balance", "policy", "--daily-base", "0", "--max-extensions", "0", "--extension", "5")
-        try waitFor(b, "the policy arrives") { $0["allowanceMinutes"] == .double(0) && $0["devices"] == .int(2) }
-        try b.cli.run("balance", "earn", "40", "--reason", "push-ups")
-        try waitFor(a, "the earning arrives") { $0["earnedMinutes"] == .double(40) }
+        let (a, b) = try pairWithOnlyEarnedMinutes(in: folder, maxExtensions: 0, earnedOnB: 40)
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let result = try a.cli.run("usage", "record", "--activity", "focus", "--event", "used-30", "--armed-at", "\(now - 31 * 60_000)", "--json")
         #expect(result.status == 0, "\(result.stderr)")
@@ -192,11 +201,7 @@ import GroupSyncTestSupport
 
     @Test func minutesEarnedOnOneDeviceCanBeSpentOnTheOther() throws {
         let folder = TemporaryFolder()
-        let (a, b) = try startedPair(in: folder)
-        try a.cli.run("balance", "policy", "--daily-base", "0", "--max-extensions", "2", "--extension", "5")
-        try waitFor(b, "the policy arrives") { $0["allowanceMinutes"] == .double(0) && $0["devices"] == .int(2) }
-        try a.cli.run("balance", "earn", "12", "--reason", "push-ups")
-        try waitFor(b, "the earning arrives") { $0["earnedMinutes"] == .double(12) }
+        let (a, b) = try pairWithOnlyEarnedMinutes(in: folder, maxExtensions: 2, earnedOnA: 12)
         #expect(try spend(b, "12") == 12)
         // Extensions: both slots may sit on one device; the other asks for one.
         #expect(try b.cli.run("balance", "extend").status == 0)

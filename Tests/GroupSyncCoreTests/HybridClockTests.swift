@@ -37,3 +37,13 @@ import Testing
         #expect(HLC(parsing: "1.2.3") == nil)
     }
 }
+
+/// The logical counter's overflow, found untested by a mutation run.
+@Suite struct HybridClockOverflowTests {
+    @Test func aFullLogicalCounterMovesTheWallTimeOnAndStaysAhead() {
+        var clock = HybridClock(last: HLC(wallMillis: 1000, logical: .max))
+        let next = clock.tick(physicalMillis: 1000)
+        #expect(next == HLC(wallMillis: 1001, logical: 0))
+        #expect(next > HLC(wallMillis: 1000, logical: .max))
+    }
+}

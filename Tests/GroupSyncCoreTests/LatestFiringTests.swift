@@ -14,6 +14,16 @@ import Testing
         return store
     }
 
+    /// The same time on both sides is not written back: each write-back is newer, so two devices doing it
+    /// would answer each other for ever (found untested by a mutation run).
+    @Test func theSameTimeFromAPeerIsNotWrittenBack() {
+        let b = store(holding: .double(Double(t0)))
+        let same = ReplicationFixtures.entry(key, .double(Double(t0)), wall: t0 + 60_000, origin: 2)
+        let result = b.apply([same], physicalMillis: t0 + 120_000)
+        #expect(result.applied.count == 1 && result.kept.isEmpty)
+        #expect(b.entry(suite: "group.test", key: key)?.version == same.version)
+    }
+
     @Test func aPeersEarlierTimeWrittenLaterDoesNotReplaceALaterFiring() {
         let b = store(holding: .double(Double(t0)))
         // c reported the callback late (--at ten minutes before), a minute after b's firing.

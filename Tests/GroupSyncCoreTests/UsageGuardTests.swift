@@ -37,7 +37,9 @@ import Testing
     @Test func guard1IgnoresAThresholdThatFiresBeforeItCouldBeReached() {
         let sevenMinutes: Int64 = 7 * 60_000
         // Exactly at the slack boundary is believed; a millisecond earlier is not.
-        #expect(UsageVerdict(events: [event("used-7", at: sevenMinutes - 5_000)], armedAt: armed).usedMs == sevenMinutes)
+        let boundary = UsageVerdict(events: [event("used-7", at: sevenMinutes - 5_000)], armedAt: armed)
+        #expect(boundary.usedMs == sevenMinutes)
+        #expect(boundary.tooEarly.isEmpty && boundary.reason(for: "used-7") == .genuine, "charged, so not called too early")
         let early = UsageVerdict(events: [event("used-7", at: sevenMinutes - 5_001)], armedAt: armed)
         #expect(early.usedMs == 0)
         #expect(early.tooEarly == ["used-7"])
@@ -78,6 +80,9 @@ import Testing
         let mixed = UsageVerdict(events: before + lateBurst + [event("used-6.25", at: pickUp + 15_000)], armedAt: armed)
         #expect(mixed.usedMs == 45_000)
         #expect(mixed.phantom == ["used-1", "used-3", "used-6"])
+        // The window's edge: thresholds a minute of usage apart that fired exactly 3 s apart are a burst.
+        let edge = UsageVerdict(events: [event("used-0.25", at: 10 * 60_000), event("used-5", at: 10 * 60_000 + UsageVerdict.burstWindowMs)], armedAt: armed)
+        #expect(edge.phantomBurst && edge.usedMs == 0)
         #expect(mixed.reason(for: "used-3") == .phantomBurst && mixed.reason(for: "used-3").rawValue == "phantom-burst")
         #expect(mixed.reason(for: "used-6.25") == .genuine && mixed.reason(for: "used-0.5").rawValue == "genuine")
     }

@@ -92,6 +92,14 @@ import Testing
         #expect(UsageVerdict(events: events, armedAt: armed).usedMs == 3 * 60_000)
         #expect(UsageVerdict(events: events + events, armedAt: armed).usedMs == 3 * 60_000, "duplicates change nothing")
     }
+
+    /// The usage happened by the latest genuine firing, whatever order the thresholds came in: a lower one
+    /// reported late (after midnight, say) moves the time on, and with it the day that pays.
+    @Test func theUsageIsDatedByTheLatestFiringNotTheHighestThreshold() {
+        let verdict = UsageVerdict(events: [event("used-5", at: 6 * 60_000), event("used-3", at: 10 * 60_000)], armedAt: armed)
+        #expect(verdict.usedMs == 5 * 60_000)
+        #expect(verdict.latestAt == armed + 10 * 60_000)
+    }
 }
 
 /// Usage recorded on devices: charged once, refunded when it turns out to be a phantom, paid by one

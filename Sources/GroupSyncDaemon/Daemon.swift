@@ -82,6 +82,7 @@ public final class Daemon: @unchecked Sendable {
         self.log = DaemonLog(clock: WallClock.nowMillis)
         self.throttled = LogThrottle(log: log, clock: monotonicMillis)
         self.boundAddress = configuration.listen
+        DescriptorLimit.raise()
         do {
             store = try Store(path: configuration.home.storePath, device: certificate.deviceID)
             reader = try Store(path: configuration.home.storePath, device: certificate.deviceID)

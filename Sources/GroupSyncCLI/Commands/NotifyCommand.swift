@@ -39,7 +39,9 @@ enum NotifyCommand: Command {
           --json          print the daemon's answer as JSON (Protocol/CONTROL.md): ok, id, result (shown,
                           closed, unchanged, suppressed, waiting, failed), reason; a suppressed post has
                           retryInSeconds instead of a reason (and a suppressed shield no id); a refusal
-                          is ok false with error, plus notFound true when nothing is under the ID or key
+                          is ok false with error, plus notFound true when nothing is under the ID or key;
+                          what the command refuses before asking the daemon (bad usage or input, exit 2;
+                          no daemon, exit 3) is on stderr only
         \(homeHelp)
         """
     static let flags = FlagSpec.with(

@@ -183,28 +183,24 @@ final class ControlServer: @unchecked Sendable {
         _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
     }
 
-    /// Reads what a client has sent, up to `maxQueuedRequests` requests; notes the end of its stream, or a
-    /// line too long to be a request (answered with an error, then the connection is closed).
+    /// Reads what a client has sent, up to `maxQueuedRequests` requests, and notes the end of its stream. A
+    /// line too long to be a request is answered with an error and skipped, however its bytes arrive, and the
+    /// connection goes on (it used to be closed when the line came in several reads: found by review).
     private func receive(_ client: Int32) {
         while clients[client]!.requests.count < Self.maxQueuedRequests {
             let n = chunk.withUnsafeMutableBytes { read(client, $0.baseAddress, $0.count) }
             if n > 0 {
-                clients[client]!.input += chunk[0..<n]
-                clients[client]!.lastActive = monotonicMillis()
-                clients[client]!.parseCompleteLines()
-                if clients[client]!.pendingBytesWithoutNewline > LineSocket.maxLineBytes {
-                    clients[client]!.input.removeAll()
-                    clients[client]!.requests.append(ReceivedRequest(refusing: "the request line is longer than \(LineSocket.maxLineBytes) bytes; the connection is closed"))
-                    clients[client]!.ended = true
-                    break
-                }
+                clients[client]!.receive(chunk[0..<n], at: monotonicMillis())
                 // A short read took all there was: the next `poll` says when more comes (and sees an EOF).
                 if n < chunk.count { break }
                 continue
             }
             if n < 0 && errno == EINTR { continue }
             if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { break }
-            clients[client]!.ended = true  // EOF or an error: answer what is complete, then close
+            // EOF or an error: answer what is complete, then close. A last line without its newline is a
+            // request too (`printf '{"command":"status"}' | socat - UNIX:…` expects an answer).
+            clients[client]!.receive([10], at: monotonicMillis())
+            clients[client]!.ended = true
             break
         }
     }
@@ -324,8 +320,33 @@ final class ControlServer: @unchecked Sendable {
         var busy = false
         /// Its stream ended (or broke): close once what it is owed is written.
         var ended = false
+        /// The rest of a line too long to be a request is being read and dropped, up to its newline.
+        var skippingLongLine = false
 
         init(now: Int64) { lastActive = now }
+
+        /// Takes bytes the client sent: complete lines become requests, and a line past the limit is answered
+        /// with an error once and its bytes dropped until its newline. A newline alone where nothing is pending
+        /// adds no request.
+        mutating func receive(_ bytes: ArraySlice<UInt8>, at now: Int64) {
+            lastActive = now
+            var bytes = bytes
+            if skippingLongLine {
+                guard let newline = bytes.firstIndex(of: 10) else { return }
+                skippingLongLine = false
+                bytes = bytes[(newline + 1)...]
+            }
+            if bytes == [10] && input.isEmpty { return }
+            input += bytes
+            parseCompleteLines()
+            if pendingBytesWithoutNewline > LineSocket.maxLineBytes {
+                input.removeAll()
+                requests.append(ReceivedRequest(refusing: Self.tooLong))
+                skippingLongLine = true
+            }
+        }
+
+        static let tooLong = "the request line is longer than \(LineSocket.maxLineBytes) bytes (its newline not counted); it was skipped"
 
         /// Moves the complete lines received into `requests`, parsed; a partial last line stays. Called as
         /// bytes arrive, so a turn's parsing happens while the loop still waits for other clients' writes.
@@ -333,7 +354,7 @@ final class ControlServer: @unchecked Sendable {
             guard let lastNewline = input.lastIndex(of: 10) else { return }
             for line in input[..<lastNewline].split(separator: 10, omittingEmptySubsequences: false) {
                 if line.count > LineSocket.maxLineBytes {
-                    requests.append(ReceivedRequest(refusing: "the request line is longer than \(LineSocket.maxLineBytes) bytes"))
+                    requests.append(ReceivedRequest(refusing: Self.tooLong))
                 } else if let text = String(validating: line, as: UTF8.self) {
                     requests.append(ReceivedRequest(text))
                 } else {

@@ -15,14 +15,15 @@ enum NotificationRequests {
                 let post = try parsePost(request)
                 return service.onWorker { $0.post(post).json }
             case "notify-actions":
-                let suite = try string(request, "suite")
+                let suite = try name(request, "suite", what: "suite")
                 return service.onWorker { $0.settleActionRequests(suite: suite) }
             case "notify-dismiss":
                 let id = try string(request, "id")
                 try NotificationRequest.validate(id: id)
                 return service.onWorker { $0.dismiss(id: id).json }
             default:
-                let suite = try string(request, "suite"), configKey = try string(request, "configKey"), app = try string(request, "app")
+                let suite = try name(request, "suite", what: "suite"), configKey = try name(request, "configKey", what: "key")
+                let app = try string(request, "app")
                 return service.onWorker { $0.shield(suite: suite, configKey: configKey, app: app).json }
             }
         } catch {
@@ -54,6 +55,14 @@ enum NotificationRequests {
             minIntervalSeconds: try seconds(request, "minInterval") ?? NotificationRequest.defaultMinIntervalSeconds,
             scope: try optionalString(request, "scope").map { text throws in try NotificationScope(parsing: text) } ?? .default,
             ttlSeconds: try seconds(request, "ttl") ?? NotificationRequest.defaultTTLSeconds)
+    }
+
+    /// A suite or key name, refused as the store refuses it (as `get` and `notify shield` on the command line
+    /// do), so that a typo is the client's mistake (`badInput`) and not an empty suite (found by review).
+    private static func name(_ request: [String: Value], _ field: String, what: String) throws -> String {
+        let text = try string(request, field)
+        if let problem = EntryName.problem(text, what: what) { throw TypedJSONError(problem) }
+        return text
     }
 
     private static func string(_ request: [String: Value], _ field: String) throws -> String {

@@ -197,10 +197,8 @@ final class ControlServer: @unchecked Sendable {
             }
             if n < 0 && errno == EINTR { continue }
             if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { break }
-            // EOF or an error: answer what is complete, then close. A last line without its newline is a
-            // request too (`printf '{"command":"status"}' | socat - UNIX:…` expects an answer).
-            clients[client]!.receive([10], at: monotonicMillis())
-            clients[client]!.ended = true
+            // EOF or an error: answer what is complete, then close.
+            clients[client]!.streamEnded()
             break
         }
     }
@@ -326,8 +324,7 @@ final class ControlServer: @unchecked Sendable {
         init(now: Int64) { lastActive = now }
 
         /// Takes bytes the client sent: complete lines become requests, and a line past the limit is answered
-        /// with an error once and its bytes dropped until its newline. A newline alone where nothing is pending
-        /// adds no request.
+        /// with an error once and its bytes dropped until its newline.
         mutating func receive(_ bytes: ArraySlice<UInt8>, at now: Int64) {
             lastActive = now
             var bytes = bytes
@@ -336,7 +333,6 @@ final class ControlServer: @unchecked Sendable {
                 skippingLongLine = false
                 bytes = bytes[(newline + 1)...]
             }
-            if bytes == [10] && input.isEmpty { return }
             input += bytes
             parseCompleteLines()
             if pendingBytesWithoutNewline > LineSocket.maxLineBytes {
@@ -344,6 +340,16 @@ final class ControlServer: @unchecked Sendable {
                 requests.append(ReceivedRequest(refusing: Self.tooLong))
                 skippingLongLine = true
             }
+        }
+
+        /// The client's stream ended: a last line without its newline is a request too (`printf
+        /// '{"command":"status"}' | socat - UNIX:…` expects an answer); then the connection closes once answered.
+        mutating func streamEnded() {
+            if !input.isEmpty && !skippingLongLine {
+                input.append(10)
+                parseCompleteLines()
+            }
+            ended = true
         }
 
         static let tooLong = "the request line is longer than \(LineSocket.maxLineBytes) bytes (its newline not counted); it was skipped"

@@ -150,6 +150,9 @@ import Testing
         #expect(earned.actions == [Self.postCountdown("20 min left")])
         #expect(earned.state == State(countdownSpend: 700, countdownShownMs: 20 * Self.minute, countdownDayEnd: Self.dayEnd))
         #expect(earned.state.writes(from: shown).map(\.key) == ["countdownShownMs"])
+        // Less than a hundredth of a minute more: the text would not change, so nothing is posted again.
+        let barely = TimesUpEpisode.decide(summary: Self.timeLeft(5 * Self.minute + 200, lastSpend: 700), state: shown)
+        #expect(barely.actions.isEmpty && barely.state == shown)
         // Nothing changed: nothing posted, and the day's end is still when to look again.
         let same = TimesUpEpisode.decide(summary: Self.timeLeft(5 * Self.minute, lastSpend: 700), state: shown)
         #expect(same.actions.isEmpty && same.state == shown)

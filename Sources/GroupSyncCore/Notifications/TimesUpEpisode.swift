@@ -124,7 +124,8 @@ public enum TimesUpEpisode {
             next.olderEpisode = nil
         }
         // The passive countdown follows usage: updated in place (same ID) whenever a spend moved the balance,
-        // and, while it is shown, whenever what is left changed otherwise (an earning, the next day).
+        // and, while it is shown, whenever what it says changed otherwise (an earning, the next day): a change
+        // of a few milliseconds that leaves its text as it is posts nothing.
         if next.countdownShownMs != nil, next.countdownDayEnd != summary.dayEndMillis {
             // A new day: yesterday's countdown goes; the day's first spend posts the next one.
             actions.append(.dismiss(id: countdownID))
@@ -132,7 +133,8 @@ public enum TimesUpEpisode {
         }
         let shownMs = next.countdownShownMs
         let spentSince = summary.lastSpendMillis > 0 && next.countdownSpend != summary.lastSpendMillis
-        if spentSince || (shownMs != nil && shownMs != summary.remainingMs) {
+        let textChanged = shownMs.map { countdownText(remainingMs: $0) != countdownText(remainingMs: summary.remainingMs) } ?? false
+        if spentSince || textChanged {
             actions.append(.post(countdownRequest(remainingMinutes: summary.remainingMinutes)))
             next.countdownSpend = summary.lastSpendMillis
             next.countdownShownMs = summary.remainingMs
@@ -149,6 +151,8 @@ public enum TimesUpEpisode {
     public static func countdownRequest(remainingMinutes: Double) -> NotificationRequest {
         request(id: countdownID, title: "Screen time", body: "\(MinutesText.format(remainingMinutes)) min left", level: .passive)
     }
+
+    private static func countdownText(remainingMs: Int64) -> String { MinutesText.format(BalanceAmount.minutes(remainingMs)) }
 
     private static func forgetCountdown(_ state: inout State) {
         state.countdownShownMs = nil

@@ -135,7 +135,7 @@ public enum TimesUpEpisode {
         let spentSince = summary.lastSpendMillis > 0 && next.countdownSpend != summary.lastSpendMillis
         let textChanged = shownMs.map { countdownText(remainingMs: $0) != countdownText(remainingMs: summary.remainingMs) } ?? false
         if spentSince || textChanged {
-            actions.append(.post(countdownRequest(remainingMinutes: summary.remainingMinutes)))
+            actions.append(.post(countdownRequest(remainingMs: summary.remainingMs)))
             next.countdownSpend = summary.lastSpendMillis
             next.countdownShownMs = summary.remainingMs
             next.countdownDayEnd = summary.dayEndMillis
@@ -148,11 +148,12 @@ public enum TimesUpEpisode {
                                                body: "No minutes left. Earn more, or solve a puzzle for an extension.",
                                                level: .timeSensitive)
 
-    public static func countdownRequest(remainingMinutes: Double) -> NotificationRequest {
-        request(id: countdownID, title: "Screen time", body: "\(MinutesText.format(remainingMinutes)) min left", level: .passive)
+    public static func countdownRequest(remainingMs: Int64) -> NotificationRequest {
+        request(id: countdownID, title: "Screen time", body: countdownText(remainingMs: remainingMs), level: .passive)
     }
 
-    private static func countdownText(remainingMs: Int64) -> String { MinutesText.format(BalanceAmount.minutes(remainingMs)) }
+    /// The countdown's words, which decide whether it is posted again too.
+    private static func countdownText(remainingMs: Int64) -> String { "\(MinutesText.format(BalanceAmount.minutes(remainingMs))) min left" }
 
     private static func forgetCountdown(_ state: inout State) {
         state.countdownShownMs = nil

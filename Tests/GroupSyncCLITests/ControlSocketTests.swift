@@ -66,6 +66,12 @@ import Testing
         let nullMember = client.request(#"{"command":"set","suite":"s","key":"x","type":"dictionary","value":{"title":"t","subtitle":null}}"#)
         #expect(nullMember.contains(#""ok":false"#) && nullMember.contains("JSON that cannot be stored") && nullMember.contains("null"), "\(nullMember)")
         #expect(!nullMember.contains("invalid JSON"), "well-formed JSON is not called invalid: \(nullMember)")
+        // The request's own faults are said of the request, not of a value that cannot be stored.
+        let bareNull = client.request("null")
+        #expect(bareNull.contains(#""badInput":true"#) && bareNull.contains("a request is a JSON object, not null"), "\(bareNull)")
+        let twice = client.request(#"{"command":"set","suite":"s","key":"x","key":"y","type":"int","value":1}"#)
+        #expect(twice.contains(#""badInput":true"#) && twice.contains("the member 'key' is given twice"), "\(twice)")
+        #expect(!twice.contains("cannot be stored"), "\(twice)")
         // A bare number is named as JSON has it, whichever Swift type held it.
         let numberAsString = client.request(#"{"command":"set","suite":"s","key":"x","type":"string","value":100000000000000000000}"#)
         #expect(numberAsString.contains("a number JSON value cannot be stored as type 'string'"), "\(numberAsString)")

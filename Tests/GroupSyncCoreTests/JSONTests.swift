@@ -93,6 +93,25 @@ import Testing
         #expect(try TypedJSON.value(type: "int", json: .int(-0), numberText: "-0") == .int(0))
     }
 
+    /// What is wrong with a request's own object is said of the request: a client sending a bare null, or a
+    /// field twice, has no value to look at. Inside a field, the same JSON is still a value that cannot be
+    /// stored.
+    @Test func aRequestsOwnFaultsAreSaidOfTheRequest() {
+        func kind(_ line: String) -> JSONError.Kind? {
+            do throws(JSONError) { _ = try JSONParser.parseRequest(line, valueMember: "value"); return nil } catch { return error.kind }
+        }
+        #expect(kind("null") == .notARequest)
+        #expect(kind(" null ") == .notARequest)
+        #expect(kind(#"{"command":"get","command":"set"}"#) == .notARequest)
+        #expect(kind(#"{"value":{"a":1,"a":2}}"#) == .unstorable)
+        #expect(kind(#"{"extra":{"a":1,"a":2}}"#) == .unstorable)
+        #expect(kind(#"{"value":[null]}"#) == .unstorable)
+        #expect(kind("nul") == .syntax)
+        // Outside a request, a bare null and a duplicate key are values that cannot be stored, as before.
+        #expect(throws: JSONError(message: "null has no App Group type (to remove a key, delete it)", offset: 0, kind: .unstorable)) { try JSONParser.parse("null") }
+        #expect(throws: JSONError(message: "duplicate key 'a'", offset: 10, kind: .unstorable)) { try JSONParser.parse(#"{"a":1,"a":2}"#) }
+    }
+
     @Test func deepNestingIsBounded() {
         let deep = String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)
         #expect(throws: JSONError.self) { try JSONParser.parse(deep) }

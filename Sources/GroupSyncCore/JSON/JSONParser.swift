@@ -68,6 +68,10 @@ public struct JSONParser {
     private func unstorable(_ message: String, at offset: Int? = nil) -> JSONError {
         JSONError(message: message, offset: offset ?? index, kind: .unstorable)
     }
+    /// A request's own object is not a stored value: what is wrong with it is said of the request.
+    private func notARequest(_ message: String, at offset: Int? = nil) -> JSONError {
+        JSONError(message: message, offset: offset ?? index, kind: .notARequest)
+    }
 
     private var current: UInt8? { index < bytes.count ? bytes[index] : nil }
 
@@ -92,7 +96,10 @@ public struct JSONParser {
         case UInt8(ascii: "\""): return .string(try parseString())
         case UInt8(ascii: "t"): try expect("true"); return .bool(true)
         case UInt8(ascii: "f"): try expect("false"); return .bool(false)
-        case UInt8(ascii: "n"): try expect("null"); throw unstorable("null has no App Group type (to remove a key, delete it)", at: index - 4)
+        case UInt8(ascii: "n"):
+            try expect("null")
+            if depth == outermostDepth && outermostDepth < 0 { throw notARequest("a request is a JSON object, not null", at: index - 4) }
+            throw unstorable("null has no App Group type (to remove a key, delete it)", at: index - 4)
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
         default: throw error("unexpected character '\(Character(Unicode.Scalar(c)))'")
         }
@@ -107,7 +114,10 @@ public struct JSONParser {
             skipWhitespace()
             guard current == UInt8(ascii: "\"") else { throw error("expected a string key") }
             let key = try parseString()
-            guard dict[key] == nil else { throw unstorable("duplicate key '\(key)'") }
+            guard dict[key] == nil else {
+                if depth == outermostDepth && outermostDepth < 0 { throw notARequest("the member '\(key)' is given twice") }
+                throw unstorable("duplicate key '\(key)'")
+            }
             skipWhitespace()
             try expect(":")
             skipWhitespace()
@@ -283,12 +293,16 @@ public struct JSONError: Error, Equatable, CustomStringConvertible {
         /// JSON, but not a value an App Group holds: a null, a duplicate key, a number no int or double holds,
         /// nesting deeper than the store keeps.
         case unstorable
+        /// JSON, but not a request (`parseRequest`): a bare null, a member of the request given twice. Said of
+        /// the request, so that its client does not look for a value to change.
+        case notARequest
     }
 
     public var description: String {
         switch kind {
         case .syntax: "invalid JSON at byte \(offset): \(message)"
         case .unstorable: "JSON that cannot be stored, at byte \(offset): \(message)"
+        case .notARequest: "not a request, at byte \(offset): \(message)"
         }
     }
 }

@@ -21,7 +21,8 @@ struct ReceivedRequest {
         do throws(JSONError) {
             (parsed, valueNumberText) = try JSONParser.parseRequest(line, valueMember: "value")
         } catch {
-            (request, write, problem) = (nil, nil, "the request is \(error)")
+            let reason = error.kind == .notARequest ? "\(error.message), at byte \(error.offset)" : "the request is \(error)"
+            (request, write, problem) = (nil, nil, reason)
             return
         }
         guard case .dictionary(let object) = parsed, case .string(let command)? = object["command"] else {

@@ -212,6 +212,30 @@ struct NotificationDaemonTests {
         #expect(bus.calls("CloseNotification", timeout: 0).isEmpty)
     }
 
+    /// A "time's up" the server refused is not taken as shown: the balance's next change posts it again, and once
+    /// shown it is not posted again (a restart included). It used to be recorded as posted, and never reached
+    /// this screen in that episode.
+    @Test func aTimesUpTheServerRefusedIsPostedAgainAtTheNextLook() throws {
+        let folder = TemporaryFolder()
+        let bus = try TestSessionBus(log: folder.path + "/calls.jsonl")
+        try bus.startServer(refusingSummary: "Time's up", refusals: 1)
+        let a = try TestDevice("a", in: folder)
+        try a.start(environment: bus.environment)
+        try a.runOutOfTime()
+        #expect(bus.calls("NotifyRefused", atLeast: 1, timeout: 3).count == 1, "\(a.log)")
+        #expect(bus.timesUpPosts(atLeast: 1, timeout: 0.5).isEmpty)
+        // Still time up, the balance changed: one minute used and owed.
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let used = try a.cli.run("usage", "record", "--activity", "scroll", "--event", "used-1", "--armed-at", "\(now - 2 * 60_000)")
+        #expect(used.status == 0, "\(used.stdout)\(used.stderr)")
+        #expect(try a.cli.run("balance", "--json").stdout.contains(#""timeUp":true"#))
+        #expect(bus.timesUpPosts(atLeast: 1, timeout: 5).count == 1, "\(bus.calls("Notify", timeout: 0))\n\(a.log)")
+        a.stop()
+        try a.start(environment: bus.environment)
+        Thread.sleep(forTimeInterval: 1)
+        #expect(bus.timesUpPosts(atLeast: 2, timeout: 0).count == 1, "shown once, not again after a restart: \(bus.calls("Notify", timeout: 0))")
+    }
+
     /// An earning that only pays what is owed leaves time up, and is not a new episode: "time's up" is neither
     /// posted again nor taken down; an earning past the debt ends it (found by review).
     @Test func anEarningThatOnlyPaysADebtDoesNotPostTimesUpAgain() throws {

@@ -18,12 +18,22 @@ final class TimesUpNotifications: @unchecked Sendable {
         guard let summary = try? store.updateBalance(nowMillis: nowMillis, environment: environment, { $0.summary }) else { return nil }
         let state = TimesUpEpisode.State(reading: { Self.int(store, $0) })
         let decision = TimesUpEpisode.decide(summary: summary, state: state)
+        var aPostFailed = false
         for action in decision.actions {
             switch action {
-            case .post(let request): _ = service.post(request)
+            case .post(let request):
+                switch service.post(request) {
+                case .done(_, .failed, _, _), .refused: aPostFailed = true
+                case .done: break
+                }
             case .dismiss(let id): _ = service.dismiss(id: id)
             }
         }
+        // A post the server refused (or that could not be stored) is not recorded as made: the state stays as it
+        // was read, so the next look (the balance's next change, a restart) decides again and posts it again,
+        // as an app's failed post goes out again with its next post. Recorded, the episode would count as
+        // shown and "time's up" would never reach this screen. A post waiting for a server is not a failure.
+        guard !aPostFailed else { return decision.recheckAtMillis }
         for (key, value) in decision.state.writes(from: state) {
             if let value {
                 _ = try? store.set(.int(value), suite: Self.stateSuite, key: key)

@@ -40,10 +40,11 @@ def plain(value):
 
 
 class Server(dbus.service.Object):
-    def __init__(self, bus, log, refuse_summary=None, capabilities=("body", "persistence")):
+    def __init__(self, bus, log, refuse_summary=None, refusals=-1, capabilities=("body", "persistence")):
         super().__init__(bus, PATH)
         self.log = log
         self.refuse_summary = refuse_summary
+        self.refusals_left = refusals  # negative: every time
         self.capabilities = list(capabilities)
         self.next_id = 1
         self.issued = set()
@@ -55,7 +56,8 @@ class Server(dbus.service.Object):
 
     @dbus.service.method(NAME, in_signature="susssasa{sv}i", out_signature="u")
     def Notify(self, app_name, replaces_id, app_icon, summary, body, actions, hints, expire_timeout):
-        if self.refuse_summary is not None and str(summary) == self.refuse_summary:
+        if self.refuse_summary is not None and str(summary) == self.refuse_summary and self.refusals_left != 0:
+            self.refusals_left -= 1
             self.record(event="NotifyRefused", summary=str(summary))
             raise dbus.exceptions.DBusException("refused", name="org.freedesktop.Notifications.Error.Refused")
         # The spec: a replaces_id this server gave out comes back as the answer. One it never gave (a number
@@ -99,6 +101,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--log", required=True, help="file to append one JSON line per call to")
     parser.add_argument("--refuse-summary", help="answer Notify with a D-Bus error for this summary (a server that fails)")
+    parser.add_argument("--refusals", type=int, default=-1, help="refuse that summary only this many times, then show it (default: always)")
     parser.add_argument("--capabilities", default="body,persistence", help="what GetCapabilities answers, comma-separated")
     args = parser.parse_args()
     # A threaded parent (a test runner) may have started us with SIGTERM blocked; the test ends us with it.
@@ -107,7 +110,7 @@ def main():
     dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
     bus = dbus.SessionBus()
     log = open(args.log, "a", encoding="utf-8")
-    server = Server(bus, log, args.refuse_summary, [c for c in args.capabilities.split(",") if c])
+    server = Server(bus, log, args.refuse_summary, args.refusals, [c for c in args.capabilities.split(",") if c])
     reply = bus.request_name(NAME, dbus.bus.NAME_FLAG_DO_NOT_QUEUE)
     if reply != dbus.bus.REQUEST_NAME_REPLY_PRIMARY_OWNER:
         print("another server owns " + NAME, file=sys.stderr)

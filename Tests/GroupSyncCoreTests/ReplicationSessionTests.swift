@@ -175,6 +175,23 @@ import Testing
         #expect(link.logs.contains { $0.contains("event=resume-void") && $0.contains("why=store-recreated") })
     }
 
+    /// A device that had nothing to send in its first session is resumed from 0 in the next: nothing to void,
+    /// so no `resume-void` (it was logged as `history-rewound`, a restored store, on every such reconnect).
+    @Test func aResumePointOfZeroIsNotVoid() {
+        let net = ReplicationNetwork()
+        let a = net.addNode("a"), b = net.addNode("b")
+        let link = net.connected(a, b)
+        net.runUntilQuiet()
+        net.disconnect(link)
+        #expect(b.store.watermark(peer: a.device)?.sequence == 0, "b has read nothing of a's: \(String(describing: b.store.watermark(peer: a.device)))")
+        net.set(a, "a0", .int(0))
+        net.connect(link)
+        net.runUntilQuiet()
+        #expect(!link.logs.contains { $0.contains("event=resume-void") }, "\(link.logs.filter { $0.contains("resume") })")
+        #expect(ReplicationFixtures.converged([a, b]))
+        #expect(b.store.entry(suite: "group.test", key: "a0")?.value == .int(0))
+    }
+
     @Test func aPeersOwnOldWriteStillReachesItAfterItsStoreWasRecreated() {
         // Why the echo filter is not "skip whatever the peer wrote": p's old write comes back through b and a.
         let net = ReplicationNetwork()

@@ -39,8 +39,9 @@ import Testing
     /// zero, and that newer, smaller total replaced the one its peers held. Seed 743 of the default run showed
     /// it first, 33 and 47 after the sessions began skipping echoes unread (which moved every run's timing);
     /// balance records are now keyed by store epoch as well as device, and the exact totals hold. Stores are
-    /// moved aside ten times as often as by default, so every seed here exercises it whatever the timing.
-    @Test(arguments: [33, 47, 743] as [UInt64]) func balanceTotalsSurviveAStoreMovedAside(seed: UInt64) {
+    /// moved aside ten times as often as by default, so every seed here exercises it whatever the timing
+    /// (seed 47 stopped moving any when a resume point of 0 stopped counting as void; 44 took its place).
+    @Test(arguments: [33, 44, 743] as [UInt64]) func balanceTotalsSurviveAStoreMovedAside(seed: UInt64) {
         var options = SimulationOptions()
         options.storeResetRate = 0.5
         let result = Simulator(seed: seed, options: options, workloads: [KeyValueWorkload(), BalanceWorkload()]).run()

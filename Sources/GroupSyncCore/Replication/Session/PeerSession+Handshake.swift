@@ -35,7 +35,9 @@ extension PeerSession {
         let head = try storeCall("reading the last sequence") { () throws(S.Failure) in try store.lastSequence() }
         sendCursor = 0
         raiseHorizonOnAck = false
-        if let resume = hello.resume {
+        // A resume point of 0 (the peer has read nothing of ours, as after a session in which we had nothing to
+        // send) voids nothing: sending starts from the beginning either way.
+        if let resume = hello.resume, resume.sequence > 0 {
             if resume.storeID != localStoreID {
                 log("resume-void", "why=store-recreated peer-has=\(quoted(resume.storeID)) ours=\(quoted(localStoreID))")
             } else if resume.sequence > head {

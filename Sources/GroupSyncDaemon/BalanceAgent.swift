@@ -1,8 +1,8 @@
 import GroupSyncCore
 import GroupSyncStore
 
-/// The balance's hands in the daemon: after every committed change on the machine (local or from a
-/// peer) it runs one `BalanceBook.rebalance` pass, which answers peers' requests for rights, spreads
+/// The balance's hands in the daemon: when the balance suite changed (locally or from a peer) or the set of
+/// connected peers did (`Daemon`; not on every write), it runs one `BalanceBook.rebalance` pass, which answers peers' requests for rights, spreads
 /// quota and idle rights over the connected devices, and refunds expired day rights after a partition.
 /// A pass that finds everything balanced writes nothing, so its own writes do not keep it awake.
 enum BalanceAgent {

@@ -15,8 +15,8 @@ public struct PairedDevice: Hashable, Sendable {
 }
 
 /// The list of paired devices, kept in the home's SQLite file beside the store (a local table, never
-/// replicated: who may connect is each device's own decision). The daemon re-reads it on every change
-/// signal, so `peer add` and `peer remove` take effect at once.
+/// replicated: who may connect is each device's own decision). On every change signal the daemon reads
+/// the list's version, and the list again when that changed, so `peer add` and `peer remove` take effect at once.
 extension Store {
     public func pairedDevices() throws(StoreError) -> [PairedDevice] {
         let statement = try cached("SELECT device, name, address FROM peers ORDER BY name, device")

@@ -14,7 +14,8 @@ enum InitCommand: Command {
         identity; --name renames the device. Prints the device ID.
 
           --name NAME     a name for this device, sent to paired devices, whose logs show it; their status
-                          and peer list show the name given to 'peer add --name' (default: the host name)
+                          and peer list show the name given to 'peer add --name', or this name when none
+                          was given (default: the host name)
         \(homeHelp)
         """
     static let flags = FlagSpec.with(valued: ["--name"])

@@ -1,7 +1,8 @@
 /// The keys actions keep their effects under, in the App Group's own suite.
 ///
-/// Selections are opaque tokens GroupSync cannot combine, so blocking is kept as the set of blocked
-/// selection IDs (`blockedSelectionIds`) beside the library's `isBlockingAll`; monitors and pending
+/// Selections are opaque tokens GroupSync cannot combine, so blocking is kept as one key per blocked
+/// selection (`SelectionBlocks`, `groupsync.block.<id>`), from which the list apps read
+/// (`blockedSelectionIds`) is derived, beside the library's `isBlockingAll`; monitors and pending
 /// notification requests get one key each, so two devices acting on different ones never collide.
 public enum AppGroupState {
     public static let selectionIDs = "familyActivitySelectionIds"

@@ -4,7 +4,7 @@
 /// when it first uses it, and a raise counts at once while a cut only reaches what is not drawn yet,
 /// so starting from zero makes the first policy take effect the same day), +5 minutes per solved
 /// puzzle, at most 5 puzzles a day (Scroll Brake's numbers). Days are counted in `timeZone` (an IANA
-/// name), the same on every device, so every device files a spend under the same day.
+/// name or a POSIX TZ rule), the same on every device, so every device files a spend under the same day.
 public struct BalancePolicy: Equatable, Sendable {
     public var dailyBaseMs: Int64
     public var extensionMs: Int64

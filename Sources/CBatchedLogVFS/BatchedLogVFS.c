@@ -14,9 +14,9 @@
 //   * before a shared-memory barrier, shared-memory lock, lock or sync on the log's database file, which is
 //     what publishing the index takes (a safety net: nothing should be held by then);
 //   * when the held bytes would not be contiguous or would exceed `kHeldCapacity`.
-// Only appends are held. A write below what this handle already wrote (SQLite's `walRewriteChecksums`
-// rewriting the headers of frames it spilled, ending with the commit frame's, which no page write follows)
-// is written at once, after what is held, so that its failure is that write's error and fails the commit.
+// Only appends are held. A write below what this handle already wrote in the same write transaction, which
+// begins when the connection takes the log's write lock (SQLite's `walRewriteChecksums` rewriting the
+// headers of frames it spilled, ending with the commit frame's, which no page write follows), is written at once, after what is held, so that its failure is that write's error and fails the commit.
 // Held until the barrier, its failure could only mark the log failed after SQLite had published a commit
 // whose last header on disk was wrong, and a later recovery would stop there, dropping every commit after
 // it, other processes' acknowledged ones included.
@@ -48,7 +48,7 @@ struct BatchedFile {
     int heldLength;
     sqlite3_int64 heldOffset;
     int commitHeaderHeld;   // the last write was a commit frame's header: the next one completes the commit
-    sqlite3_int64 writtenEnd;  // the end of what this handle wrote (held or not) since the log last restarted
+    sqlite3_int64 writtenEnd;  // the end of what this handle wrote (held or not) in the current write transaction
     int failed;             // a write that could not report its error failed: every later call reports it
 };
 
@@ -200,9 +200,22 @@ static int batchedShmMap(sqlite3_file *base, int region, int size, int extend, v
     return METHODS(base)->xShmMap(REAL(base), region, size, extend, address);
 }
 
+/// SQLite's `WAL_WRITE_LOCK`: the first lock of the shared-memory index, held exclusively for a whole write
+/// transaction.
+enum { kLogWriteLock = 0 };
+
 static int batchedShmLock(sqlite3_file *base, int offset, int count, int flags) {
-    passOnHeldBeforeOrdering((BatchedFile *)base);
-    return METHODS(base)->xShmLock(REAL(base), offset, count, flags);
+    BatchedFile *file = (BatchedFile *)base;
+    passOnHeldBeforeOrdering(file);
+    int rc = METHODS(base)->xShmLock(REAL(base), offset, count, flags);
+    // A write transaction begins: what its log handle wrote before is no guide to what this one rewrites.
+    // Another connection may have restarted the log since, and this handle's appends then start below its
+    // old end; judged against it, every frame would count as a rewrite and go out at once, unbatched.
+    if (rc == SQLITE_OK && offset == kLogWriteLock && count == 1 && flags == (SQLITE_SHM_LOCK | SQLITE_SHM_EXCLUSIVE)
+        && file->log != NULL) {
+        file->log->writtenEnd = 0;
+    }
+    return rc;
 }
 
 static void batchedShmBarrier(sqlite3_file *base) {

@@ -99,6 +99,42 @@ import Testing
         #expect(try Self.integrity(path: copy) == "ok")
     }
 
+    /// A log another connection restarted still gets this connection's commits in one write each. A handle
+    /// used to judge "a rewrite" by how far it had itself written since *it* last restarted the log, so after
+    /// another connection restarted it, every frame it appended below that old end went out at once, as two
+    /// writes (found by a crash-consistency review tracing the daemon: about half its frames).
+    @Test func aLogRestartedByAnotherConnectionStillGetsOneWritePerCommit() throws {
+        let folder = TemporaryFolder()
+        let path = folder.path + "/store.db"
+        let a = try Store(path: path, device: Self.me)
+        let b = try Store(path: path, device: Self.other)
+        // a writes far into the log: its handle has written hundreds of frames.
+        let value = String(repeating: "v", count: 400)
+        try a.write((0..<400).map { LocalWrite.set(suite: "s", key: "a\($0)", value: .string(value)) })
+        // b checkpoints the whole log, then its next commit restarts the log from its start.
+        try b.database.execute("PRAGMA wal_checkpoint(RESTART)")
+        try b.set(.int(1), suite: "s", key: "b")
+        // a's next commit appends after b's frames, far below where a's handle had written before.
+        let writes = (0..<8).map { LocalWrite.set(suite: "s", key: "a-next-\($0)", value: .string(value)) }
+        let before = try Self.writeCallsOfThisThread()
+        try a.write(writes)
+        let calls = try Self.writeCallsOfThisThread() - before
+        // The frames in one write, and the change signal's byte: a dozen frames as two writes each was 20 and more.
+        #expect(calls <= 3, "\(calls) write calls for one commit")
+        #expect(try Self.count(path: path) == 409)
+        #expect(try Self.integrity(path: path) == "ok")
+    }
+
+    /// How many write system calls this thread has made (the kernel's `syscw`; SQLite writes on the caller's thread).
+    static func writeCallsOfThisThread() throws -> Int {
+        let io = try String(contentsOfFile: "/proc/thread-self/io", encoding: .utf8)
+        guard let line = io.split(separator: "\n").first(where: { $0.hasPrefix("syscw:") }),
+              let count = Int(line.dropFirst("syscw:".count).trimmingCharacters(in: .whitespaces)) else {
+            throw VFSTestError("no syscw in /proc/thread-self/io")
+        }
+        return count
+    }
+
     static let other = try! DeviceID(bytes: Array(repeating: 2, count: 32))
 
     /// Rows in `entries`, read through SQLite's default VFS.

@@ -81,9 +81,18 @@ public final class Store: ReplicaStore {
     /// starting together) would find an empty file, which is what a truncated store looks like and is refused
     /// (`SQLiteDatabase`). So the store is built under a private name and linked into place; when another
     /// process got there first, its store is the one everybody uses.
+    ///
+    /// The private name is random as well as the process's: one left by a power cut (its link and removal not
+    /// yet durable) must never be opened again as a store under construction, by a later process that
+    /// happens to get the same ID, and taken into place with that old store's ID. The folder is synced once
+    /// the store is in place, so that a power cut right after `init` does not leave the store under its
+    /// private name only and a new one, with another ID, made at the next command.
     private static func createAtomically(_ path: String) throws(StoreError) {
-        let building = path + ".new-\(getpid())"
-        defer { for suffix in ["", "-wal", "-shm", "-writer"] { unlink(building + suffix) } }
+        let building = path + ".new-\(getpid())-\(UInt32.random(in: .min ... .max))"
+        defer {
+            for suffix in ["", "-wal", "-shm", "-writer"] { unlink(building + suffix) }
+            FolderSync.sync(FolderSync.folder(of: path))
+        }
         do {
             let database = try SQLiteDatabase(path: building)
             try StoreSchema.prepare(database)

@@ -34,6 +34,26 @@ import Testing
         #expect(fresh.isStillAtItsPath)
     }
 
+    /// A store left under construction by a power cut (its private name, `store.db.new-PID`, not yet linked
+    /// into place) is not taken for the new store by a later process with the same process ID: the new store
+    /// gets an ID of its own, and the leftover is left as it was (found by a crash-consistency review).
+    @Test func aStoreLeftUnderConstructionIsNotTakenIntoPlace() throws {
+        let folder = TemporaryFolder()
+        let path = folder.path + "/store.db"
+        let leftover = path + ".new-\(getpid())"
+        let old = try Store(path: folder.path + "/old.db", device: StoreTests.me)
+        try old.set(.string("from the old store"), suite: "s", key: "k")
+        let oldID = old.storeID
+        try FileManager.default.moveItem(atPath: folder.path + "/old.db", toPath: leftover)
+        try? FileManager.default.moveItem(atPath: folder.path + "/old.db-wal", toPath: leftover + "-wal")
+
+        let store = try Store(path: path, device: StoreTests.me)
+        #expect(store.storeID != oldID)
+        #expect(try store.entry(suite: "s", key: "k") == nil)
+        #expect(FileManager.default.fileExists(atPath: leftover))
+        withExtendedLifetime(old) {}
+    }
+
     /// A shared-memory index left alone holds no data: SQLite rebuilds it, and a new store is made.
     @Test func aLeftoverIndexAloneDoesNotStopANewStore() throws {
         let folder = TemporaryFolder()

@@ -176,8 +176,7 @@ public struct Home: Sendable {
             unlink(temporary)
             throw .cannotWrite(path: path, reason: reason)
         }
-        let dir = open(self.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dir >= 0 { fsync(dir); close(dir) }
+        FolderSync.sync(self.path)
     }
 }
 

@@ -16,7 +16,8 @@
 //   * when the held bytes would not be contiguous or would exceed `kHeldCapacity`.
 // Only appends are held. A write below what this handle already wrote in the same write transaction, which
 // begins when the connection takes the log's write lock (SQLite's `walRewriteChecksums` rewriting the
-// headers of frames it spilled, ending with the commit frame's, which no page write follows), is written at once, after what is held, so that its failure is that write's error and fails the commit.
+// headers of frames it spilled, ending with the commit frame's, which no page write follows), is written at
+// once, after what is held, so that its failure is that write's error and fails the commit.
 // Held until the barrier, its failure could only mark the log failed after SQLite had published a commit
 // whose last header on disk was wrong, and a later recovery would stop there, dropping every commit after
 // it, other processes' acknowledged ones included.

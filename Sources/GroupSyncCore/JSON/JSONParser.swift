@@ -72,6 +72,8 @@ public struct JSONParser {
     private func notARequest(_ message: String, at offset: Int? = nil) -> JSONError {
         JSONError(message: message, offset: offset ?? index, kind: .notARequest)
     }
+    /// Whether a value at `depth` is the request itself (`parseRequest`), not a value inside one of its fields.
+    private func isTheRequest(atDepth depth: Int) -> Bool { outermostDepth < 0 && depth == outermostDepth }
 
     private var current: UInt8? { index < bytes.count ? bytes[index] : nil }
 
@@ -98,7 +100,7 @@ public struct JSONParser {
         case UInt8(ascii: "f"): try expect("false"); return .bool(false)
         case UInt8(ascii: "n"):
             try expect("null")
-            if depth == outermostDepth && outermostDepth < 0 { throw notARequest("a request is a JSON object, not null", at: index - 4) }
+            if isTheRequest(atDepth: depth) { throw notARequest("a request is a JSON object, not null", at: index - 4) }
             throw unstorable("null has no App Group type (to remove a key, delete it)", at: index - 4)
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
         default: throw error("unexpected character '\(Character(Unicode.Scalar(c)))'")
@@ -115,7 +117,7 @@ public struct JSONParser {
             guard current == UInt8(ascii: "\"") else { throw error("expected a string key") }
             let key = try parseString()
             guard dict[key] == nil else {
-                if depth == outermostDepth && outermostDepth < 0 { throw notARequest("the member '\(key)' is given twice") }
+                if isTheRequest(atDepth: depth) { throw notARequest("the member '\(key)' is given twice") }
                 throw unstorable("duplicate key '\(key)'")
             }
             skipWhitespace()

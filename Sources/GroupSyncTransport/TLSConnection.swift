@@ -30,7 +30,7 @@ public final class TLSConnection: Sendable {
 
     /// Dials a device and authenticates it. `timeout` bounds the TCP connect and the TLS handshake together
     /// (name resolution is not covered: getaddrinfo cannot be interrupted). Each address the host resolves to is
-    /// tried in turn until one accepts the TCP connection.
+    /// tried in turn until one connects and proves to be the device (`connect(to:)`).
     ///
     /// The server's device ID must pass `context`'s `isAllowed` and, when `expectedPeer` is given, equal it.
     /// Note TLS 1.3: if the *server* refuses our certificate, this call still succeeds, because the server's verdict
@@ -38,35 +38,54 @@ public final class TLSConnection: Sendable {
     /// `read`. A protocol should therefore begin with the server speaking (or the client waiting for an answer).
     public static func connect(host: String, port: UInt16, context: TLSContext, expectedPeer: DeviceID? = nil,
                                timeout: Duration = .seconds(10)) throws(TransportError) -> TLSConnection {
-        let deadline = ContinuousClock.now + timeout
         let addresses = try SocketSupport.resolve(host: host, port: port, passive: false)
+        return try connect(to: addresses, host: host, port: port, context: context, expectedPeer: expectedPeer, timeout: timeout)
+    }
+
+    /// The addresses a host resolved to, tried in order. Each gets an equal share of the time still left, so
+    /// that one that silently drops packets (an IPv6 route that leads nowhere, a network the peer has left)
+    /// cannot use up the time of those after it; and one where the handshake fails (an old address where
+    /// another machine now answers) moves on to the next as well. When there are several, an error names the
+    /// address it came from. Found by review: a name whose first address dropped packets never reached the
+    /// working second one.
+    static func connect(to addresses: [SocketSupport.Address], host: String, port: UInt16, context: TLSContext,
+                        expectedPeer: DeviceID?, timeout: Duration) throws(TransportError) -> TLSConnection {
+        let deadline = ContinuousClock.now + timeout
         var lastError = TransportError.connectFailed(host: host, port: port, detail: "no address to try")
-        for address in addresses {
+        for (index, address) in addresses.enumerated() {
+            let named = addresses.count > 1 ? "\(host) (address \(address.text))" : host
+            let share = (deadline - ContinuousClock.now) / (addresses.count - index)
+            guard share > .zero else { break }
             let fd = SocketSupport.makeSocket(family: address.family)
             guard fd >= 0 else {
-                lastError = .connectFailed(host: host, port: port, detail: SocketSupport.errnoText())
+                lastError = .connectFailed(host: named, port: port, detail: SocketSupport.errnoText())
                 continue
             }
             let socket = SocketHandle(fd: fd)
             SocketSupport.setNonBlocking(fd)
             guard SocketSupport.startConnect(fd, address) else {
-                lastError = .connectFailed(host: host, port: port, detail: SocketSupport.errnoText())
+                lastError = .connectFailed(host: named, port: port, detail: SocketSupport.errnoText())
                 socket.close()
                 continue
             }
-            if SocketSupport.wait(fd, forWriting: true, until: deadline) == .timedOut {
+            if SocketSupport.wait(fd, forWriting: true, until: ContinuousClock.now + share) == .timedOut {
+                lastError = .connectTimedOut(host: named, port: port, after: addresses.count > 1 ? share : timeout)
                 socket.close()
-                throw .connectTimedOut(host: host, port: port, after: timeout)
+                continue
             }
             let status = SocketSupport.pendingError(fd)
             guard status == 0 else {
-                lastError = .connectFailed(host: host, port: port, detail: SocketSupport.errnoText(status))
+                lastError = .connectFailed(host: named, port: port, detail: SocketSupport.errnoText(status))
                 socket.close()
                 continue
             }
             SocketSupport.setNoDelay(fd)
-            return try handshake(socket: socket, remoteAddress: address.text, context: context, role: .client,
-                                 expectedPeer: expectedPeer, timeout: timeout, deadline: deadline)
+            do {
+                return try handshake(socket: socket, remoteAddress: address.text, context: context, role: .client,
+                                     expectedPeer: expectedPeer, timeout: timeout, deadline: deadline)
+            } catch {
+                lastError = error
+            }
         }
         throw lastError
     }

@@ -1,6 +1,6 @@
 import Foundation
 import GroupSyncCore
-import GroupSyncTransport
+@testable import GroupSyncTransport
 import Synchronization
 import XCTest
 
@@ -411,6 +411,62 @@ final class TLSConnectionTests: XCTestCase {
         XCTAssertTrue(bindError!.description.contains("choose another port"), bindError!.description)
         let outOfDescriptors = TransportError.bindFailed(host: "127.0.0.1", port: 1, detail: String(cString: strerror(EMFILE)))
         XCTAssertFalse(outOfDescriptors.description.contains("choose another port"), outOfDescriptors.description)
+    }
+
+    /// A host with several addresses: the first silently drops the connection (a listener whose queue is full
+    /// answers no SYN, as a firewall or a vanished network does), or the device there is not the one dialed;
+    /// the dial moves on to the next address within the same timeout (found by review: it gave up at the first).
+    func testEachAddressOfAHostIsTriedWithinTheTimeout() throws {
+        let server = try TestDevice(), client = try TestDevice(), stranger = try TestDevice()
+        server.allow(client.id)
+        client.allow(server.id)
+        client.allow(stranger.id)
+        stranger.allow(client.id)
+        let live = try TestServer(device: server, serve: echo)
+
+        // A listener that never accepts, its queue filled: further connects hang with no answer.
+        let silent = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(silent) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(silent, $0, length) } }
+        XCTAssertEqual(listen(silent, 0), 0)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(silent, $0, &length) } }
+        let silentPort = UInt16(bigEndian: address.sin_port)
+        var fillers: [Int32] = []
+        defer { fillers.forEach { close($0) } }
+        for _ in 0..<4 {
+            let filler = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+            _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(filler, $0, length) } }
+            fillers.append(filler)
+        }
+        let dropping = try SocketSupport.resolve(host: "127.0.0.1", port: silentPort, passive: false)
+        let working = try SocketSupport.resolve(host: "127.0.0.1", port: live.port, passive: false)
+
+        let started = ContinuousClock.now
+        let connection = try TLSConnection.connect(to: dropping + working, host: "peer.example", port: live.port, context: client.context,
+                                                   expectedPeer: server.id, timeout: .seconds(2))
+        XCTAssertEqual(connection.peerID, server.id)
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(2))
+        try connection.writeAll([7])
+        XCTAssertEqual(try connection.readExactly(1, timeout: .seconds(5)), [7])
+        connection.close()
+
+        // Another device at the first address: the dial goes on to the one it expects.
+        let other = try TestServer(device: stranger)
+        let atOther = try SocketSupport.resolve(host: "127.0.0.1", port: other.port, passive: false)
+        let right = try TLSConnection.connect(to: atOther + working, host: "peer.example", port: live.port, context: client.context,
+                                              expectedPeer: server.id, timeout: .seconds(2))
+        XCTAssertEqual(right.peerID, server.id)
+        right.close()
+
+        // Every address failing: the error names the address it came from.
+        let error = transportError(try TLSConnection.connect(to: dropping + dropping, host: "peer.example", port: silentPort,
+                                                             context: client.context, expectedPeer: server.id, timeout: .seconds(1)))
+        guard case .connectTimedOut(let host, _, _)? = error else { return XCTFail("\(String(describing: error))") }
+        XCTAssertTrue(host.contains("peer.example (address 127.0.0.1:\(silentPort))"), host)
     }
 
     // MARK: Helpers

@@ -183,6 +183,9 @@ public final class Daemon: @unchecked Sendable {
     /// How far the watch loop has looked for changes to `watchedSuites` and to selection blocks.
     private nonisolated(unsafe) var watchedCursor: Int64 = 0
     /// What the notification worker and the balance agent act on.
+    /// How long a session kept over a new connection from the same device has to answer a ping: a live one
+    /// answers in milliseconds, even on a slow link.
+    static let duplicateProbeMillis: Int64 = 3_000
     private static let watchedSuites = [NotificationSuites.sharedRecords, NotificationSuites.localRecords, BalanceSuite.name]
     /// Which peers the balance agent last saw.
     private nonisolated(unsafe) var balanceAgentPeers: Set<DeviceID>?
@@ -341,14 +344,33 @@ public final class Daemon: @unchecked Sendable {
         let connection = PeerConnection(peer: peer, initiator: initiator, transport: transport, store: peerStore,
                                         deviceName: deviceName, configuration: sessionConfiguration, log: log, clock: SessionTime.now)
         var replaced: PeerConnection?
-        let accepted = state.locked { () -> Bool in
+        var kept: PeerConnection?
+        var accepted = state.locked { () -> Bool in
             guard running, paired[peer] != nil else { return false }
             if let existing = connections[peer], existing.isAlive {
-                guard DuplicateConnection.replaces(newInitiator: initiator, existingInitiator: existing.initiator) else { return false }
+                guard DuplicateConnection.replaces(newInitiator: initiator, existingInitiator: existing.initiator) else {
+                    kept = existing
+                    return false
+                }
                 replaced = existing
             }
             connections[peer] = connection
             return true
+        }
+        // The rule keeps the session we hold. But the device dialing in again may have restarted, or moved to
+        // another network, leaving that session dead without a word; kept, it would refuse every redial until
+        // it fell silent for 90 s (found by a networking review). So the kept session must answer a ping;
+        // one that does not is replaced. Two devices dialing each other at once still keep the same one.
+        if !accepted, let kept, !kept.answersPing(withinMillis: Self.duplicateProbeMillis) {
+            log.write("event=duplicate-connection peer=\(peer.short) action=replace-silent-old")
+            kept.stop(reason: "the device dialed again and this connection did not answer a ping")
+            kept.waitUntilFinished(millis: 5000)
+            accepted = state.locked { () -> Bool in
+                guard running, paired[peer] != nil else { return false }
+                if let current = connections[peer], current !== kept, current.isAlive { return false }
+                connections[peer] = connection
+                return true
+            }
         }
         guard accepted else {
             log.write("event=duplicate-connection peer=\(peer.short) action=close-new")

@@ -1,3 +1,4 @@
+import Glibc
 import GroupSyncCore
 import GroupSyncStore
 import GroupSyncTransport
@@ -135,6 +136,28 @@ final class PeerConnection: @unchecked Sendable {
         driveSession { session, _ in session.shutdown(reason: reason, flushingDeferredEchoes: true) }
         outbound.locked { closeAfterQueue = true }
         outbound.broadcast()
+    }
+
+    /// Whether the peer shows a sign of life within `millis`: a ping goes out, and any frame that arrives after
+    /// it counts. A session still in its handshake counts as alive (its hello is awaited anyway); one that
+    /// has ended does not.
+    func answersPing(withinMillis millis: Int64) -> Bool {
+        var asked: Int64 = 0
+        var established = false
+        driveSession { session, now in
+            asked = now.monotonicMillis
+            established = session.phase == .established
+            return session.ping(at: now)
+        }
+        guard established else { return isAlive }
+        let deadline = asked + millis
+        while clock().monotonicMillis < deadline {
+            let (heard, closed) = sessionLock.withLock { _ in (session.lastReceivedMonotonic >= asked, session.isClosed) }
+            if heard { return true }
+            if closed { return false }
+            usleep(20_000)
+        }
+        return false
     }
 
     /// Waits until `run` has returned, at most `millis`.

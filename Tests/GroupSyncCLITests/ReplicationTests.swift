@@ -232,6 +232,43 @@ import GroupSyncCore
 
     /// While the daemon runs, `status` says why a peer is not in sync: here nothing answers at its address.
     /// Once the peer is up, the error is gone.
+    /// A device that restarts elsewhere (another network, another process) while the other side still holds
+    /// its old, now dead session dials in again, and its new connection loses the crossing-dial rule: that
+    /// session was dialed by the device with the lower ID. The kept session must answer a ping; the dead one
+    /// does not, and the new connection takes its place at once. It used to be refused at every redial until
+    /// the dead session fell silent for 90 s (found by a networking review). The old process is stopped, not
+    /// killed, so its socket stays open and says nothing, as a vanished network does.
+    @Test func aDeviceThatRestartedElsewhereIsNotLockedOutByItsDeadSession() throws {
+        let folder = TemporaryFolder()
+        let x = try TestDevice("x", in: folder), y = try TestDevice("y", in: folder)
+        let (low, high) = try DeviceID(parsing: x.id) < DeviceID(parsing: y.id) ? (x, y) : (y, x)
+        try low.start()
+        try high.start()
+        // Only the lower device can dial: the session is its.
+        #expect(try high.cli.run("peer", "add", low.id, "127.0.0.1:1", "--name", low.name).status == 0)
+        try low.pair(with: high)
+        let deadline = Date().addingTimeInterval(15)
+        while try low.peerStatus(high)["connected"] != .bool(true), Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(try low.peerStatus(high)["connected"] == .bool(true))
+
+        // The higher device goes silent, and the same device starts again from a copy of its home.
+        high.daemon?.signal(SIGSTOP)
+        defer { high.daemon?.signal(SIGCONT) }
+        let again = folder.path + "/high-again"
+        try FileManager.default.createDirectory(atPath: again, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        for file in ["key.pem", "cert.pem", "name", "store.db", "store.db-wal"] where FileManager.default.fileExists(atPath: high.cli.home + "/" + file) {
+            try FileManager.default.copyItem(atPath: high.cli.home + "/" + file, toPath: again + "/" + file)
+        }
+        let restarted = try TestDevice("high-again", in: folder)
+        #expect(restarted.id == high.id)
+        #expect(try restarted.cli.run("peer", "add", low.id, low.address).status == 0)
+        try restarted.start()
+        try restarted.cli.run("set", "group.test", "after-restart", "here")
+        let seconds = try low.await("after-restart", equals: "here", timeout: 15)
+        #expect(seconds != nil && seconds! < 10, "arrived after \(String(describing: seconds)) s\n\(low.log.suffix(2000))")
+        #expect(low.log.contains("action=replace-silent-old"), "\(low.log.suffix(2000))")
+    }
+
     @Test func statusSaysWhyAPeerCannotBeReached() throws {
         let folder = TemporaryFolder()
         let a = try TestDevice("a", in: folder), b = try TestDevice("b", in: folder)

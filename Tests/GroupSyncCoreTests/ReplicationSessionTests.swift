@@ -365,6 +365,31 @@ import Testing
         #expect(link.closeReasons[0].first.map { if case .peerSilent = $0 { true } else { false } } == true)
     }
 
+    /// A shell in doubt (the same device dialed in again) pings at once, outside the keep-alive timer, and the
+    /// answer moves `lastReceivedMonotonic`; a silent peer leaves it where it was.
+    @Test func aPingOnDemandIsAnsweredAndMovesTheLastReceivedTime() {
+        let net = ReplicationNetwork()
+        let a = net.addNode("a"), b = net.addNode("b")
+        let link = net.connected(a, b)
+        net.runUntilQuiet()
+        func pingsSent() -> Int { link.framesSent[0].filter { if case .ping = $0 { true } else { false } }.count }
+        net.now += 5_000
+        let before = link.sessions[0]!.lastReceivedMonotonic, sent = pingsSent()
+        net.route(link.sessions[0]!.ping(at: net.time(a)), from: 0, on: link)
+        net.runUntilQuiet()
+        #expect(pingsSent() == sent + 1)
+        #expect(link.sessions[0]!.lastReceivedMonotonic == net.monotonic(a))
+        #expect(link.sessions[0]!.lastReceivedMonotonic > before)
+
+        link.held[0] = true  // b hears nothing more
+        net.now += 5_000
+        let heard = link.sessions[0]!.lastReceivedMonotonic
+        net.route(link.sessions[0]!.ping(at: net.time(a)), from: 0, on: link)
+        net.runUntilQuiet()
+        #expect(link.sessions[0]!.lastReceivedMonotonic == heard)
+        #expect(link.isEstablished(), "a ping on demand ends nothing by itself")
+    }
+
     /// A peer that connects and never says `hello` is let go after 90 s of silence, as a silent established
     /// one is (RELIABILITY.md, "slow-loris, idle handshakes").
     @Test func aSessionWithoutHelloEndsAfterNinetySeconds() {

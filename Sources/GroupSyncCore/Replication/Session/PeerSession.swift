@@ -95,7 +95,9 @@ public struct PeerSession: Sendable {
 
     // Liveness, on the monotonic clock: a step of the wall clock must neither hide a vanished peer nor
     // condemn a live one (see `SessionTime`).
-    var lastReceivedMonotonic: Int64 = 0
+    /// When the last frame arrived: a shell in doubt whether the peer is still there pings it (`ping(at:)`)
+    /// and watches this move.
+    public internal(set) var lastReceivedMonotonic: Int64 = 0
     var lastPingMonotonic: Int64 = 0
     /// Our last ping, as both clocks read when it left: its pong's round trip is measured on the monotonic
     /// clock, so a wall step in between does not spoil the offset estimate.
@@ -161,6 +163,16 @@ public struct PeerSession: Sendable {
             return []
         }
         return handle { (session: inout PeerSession) throws(CloseReason) in try session.saveRaisedSendHorizon(store: store) }
+    }
+
+    /// Asks the peer for a sign of life now, whatever the keep-alive timer says: its pong (or anything else
+    /// it sends) moves `lastReceivedMonotonic`. For a shell that has reason to doubt the connection, such as
+    /// the same device dialing in again (it would not while its side of this session lived). Nothing before
+    /// the session is established.
+    public mutating func ping(at now: SessionTime) -> [SessionOutput] {
+        handle { (session: inout PeerSession) throws(CloseReason) in
+            if session.phase == .established { session.sendPing(at: now) }
+        }
     }
 
     /// Time passed; call when the monotonic clock reaches `nextDeadline` (calling earlier or later is harmless).

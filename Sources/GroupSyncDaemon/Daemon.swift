@@ -183,8 +183,8 @@ public final class Daemon: @unchecked Sendable {
     /// How far the watch loop has looked for changes to `watchedSuites` and to selection blocks.
     private nonisolated(unsafe) var watchedCursor: Int64 = 0
     /// What the notification worker and the balance agent act on.
-    /// How long a session kept over a new connection from the same device has to answer a ping: a live one
-    /// answers in milliseconds, even on a slow link.
+    /// How long a session in doubt (kept over a new connection from the same device, or with a peer given a new
+    /// address) has to answer a ping: a live one answers in milliseconds, even on a slow link.
     static let duplicateProbeMillis: Int64 = 3_000
     private static let watchedSuites = [NotificationSuites.sharedRecords, NotificationSuites.localRecords, BalanceSuite.name]
     /// Which peers the balance agent last saw.
@@ -244,6 +244,7 @@ public final class Daemon: @unchecked Sendable {
             loadedPairingVersion = version
         } catch { throw .store(error.description) }
         var removed: [PeerConnection] = []
+        var moved: [PeerConnection] = []
         state.locked {
             let old = paired
             paired = Dictionary(devices.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
@@ -252,11 +253,26 @@ public final class Daemon: @unchecked Sendable {
                 lastKnown[id] = nil
                 lastErrors[id] = nil
             }
+            for (id, device) in paired where old[id].map({ $0.address != device.address }) == true {
+                if let connection = connections[id] { moved.append(connection) }
+            }
         }
         allowed.replace(with: Set(devices.map(\.id)))
         for connection in removed {
             log.write("event=peer-removed peer=\(connection.peer.short) action=disconnect")
             connection.stop(reason: "this device is no longer paired with you")
+        }
+        // A new address for a peer we are connected with (`peer add` again: it moved) puts the session in doubt:
+        // it may run over the network the peer has left, and would hold the dialer off the new address until it
+        // fell silent for 90 s (found by a networking review). A session that answers a ping stays; one that
+        // does not ends, and the new address is dialed at once. Asked on a thread of its own: the answer may
+        // take seconds, and this thread serves every change.
+        for connection in moved {
+            spawnConnectionThread { [self] in
+                guard !connection.answersPing(withinMillis: Self.duplicateProbeMillis) else { return }
+                log.write("event=peer-moved peer=\(connection.peer.short) action=\"disconnect a session that did not answer a ping\"")
+                connection.stop(reason: "your address changed here and this connection did not answer a ping")
+            }
         }
         // Every paired device, not only new ones: `startDialer` skips a device already dialed, and starts one
         // whose dialer could not be started before.

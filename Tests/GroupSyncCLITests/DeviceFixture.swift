@@ -26,6 +26,18 @@ final class TestDevice {
         self.id = id
     }
 
+    /// The same device started again from a copy of `device`'s home (identity, name and store) under another
+    /// folder: as the device would restart on another network while its old process is stopped, not gone.
+    convenience init(restartingElsewhere device: TestDevice, as name: String, in folder: TemporaryFolder) throws {
+        let home = folder.path + "/" + name
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        for file in ["key.pem", "cert.pem", "name", "store.db", "store.db-wal"] where FileManager.default.fileExists(atPath: device.cli.home + "/" + file) {
+            try FileManager.default.copyItem(atPath: device.cli.home + "/" + file, toPath: home + "/" + file)
+        }
+        try self.init(name, in: folder)
+        guard id == device.id else { throw FixtureError("the copy of \(device.name)'s home is device \(id)") }
+    }
+
     deinit { stop(signal: SIGKILL) }
 
     var address: String { "\(host):\(port)" }

@@ -254,19 +254,39 @@ import GroupSyncCore
         // The higher device goes silent, and the same device starts again from a copy of its home.
         high.daemon?.signal(SIGSTOP)
         defer { high.daemon?.signal(SIGCONT) }
-        let again = folder.path + "/high-again"
-        try FileManager.default.createDirectory(atPath: again, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
-        for file in ["key.pem", "cert.pem", "name", "store.db", "store.db-wal"] where FileManager.default.fileExists(atPath: high.cli.home + "/" + file) {
-            try FileManager.default.copyItem(atPath: high.cli.home + "/" + file, toPath: again + "/" + file)
-        }
-        let restarted = try TestDevice("high-again", in: folder)
-        #expect(restarted.id == high.id)
+        let restarted = try TestDevice(restartingElsewhere: high, as: "high-again", in: folder)
         #expect(try restarted.cli.run("peer", "add", low.id, low.address).status == 0)
         try restarted.start()
         try restarted.cli.run("set", "group.test", "after-restart", "here")
         let seconds = try low.await("after-restart", equals: "here", timeout: 15)
         #expect(seconds != nil && seconds! < 10, "arrived after \(String(describing: seconds)) s\n\(low.log.suffix(2000))")
         #expect(low.log.contains("action=replace-silent-old"), "\(low.log.suffix(2000))")
+    }
+
+    /// A peer given a new address (`peer add` again: it moved) while a session with it still looks alive: that
+    /// session must answer a ping or end, and the new address is dialed at once. It used to hold the dialer off
+    /// the new address until it fell silent for 90 s, with status showing the new address as connected (found
+    /// by a networking review).
+    @Test func aPeerGivenANewAddressIsDialedThereOnceItsOldSessionFailsAPing() throws {
+        let folder = TemporaryFolder()
+        let x = try TestDevice("x", in: folder), y = try TestDevice("y", in: folder)
+        try x.start()
+        try y.start()
+        try pairAll([x, y])
+        let deadline = Date().addingTimeInterval(15)
+        while try x.peerStatus(y)["connected"] != .bool(true), Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+
+        // y goes silent where it was, and the same device starts again at another address.
+        y.daemon?.signal(SIGSTOP)
+        defer { y.daemon?.signal(SIGCONT) }
+        let moved = try TestDevice(restartingElsewhere: y, as: "y-moved", in: folder)
+        #expect(try moved.cli.run("peer", "add", x.id, "127.0.0.1:1").status == 0)  // it does not dial: x must
+        try moved.start()
+        try moved.cli.run("set", "group.test", "after-move", "here")
+        #expect(try x.cli.run("peer", "add", y.id, moved.address).status == 0)
+        let seconds = try x.await("after-move", equals: "here", timeout: 15)
+        #expect(seconds != nil && seconds! < 10, "arrived after \(String(describing: seconds)) s\n\(x.log.suffix(2000))")
+        #expect(x.log.contains("event=peer-moved"), "\(x.log.suffix(2000))")
     }
 
     @Test func statusSaysWhyAPeerCannotBeReached() throws {

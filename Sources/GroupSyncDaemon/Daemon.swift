@@ -132,7 +132,14 @@ public final class Daemon: @unchecked Sendable {
         } catch {
             throw .io("cannot listen on \(configuration.listen): \(error)")
         }
-        boundAddress = ListenAddress(host: configuration.listen.host, port: listener!.port)
+        // What was bound, numerically: a name that resolves to several addresses (localhost: ::1 and 127.0.0.1)
+        // is listened on at the first only, and status must not claim the name (found by a networking review:
+        // peers paired with the other address were refused while status said "listening on localhost").
+        boundAddress = ListenAddress(parsing: listener!.address, defaultHost: configuration.listen.host)
+            ?? ListenAddress(host: configuration.listen.host, port: listener!.port)
+        if !listener!.addressesNotBound.isEmpty {
+            log.write("event=listening-on-one-address host=\(configuration.listen.host) listen=\(boundAddress) not=\(listener!.addressesNotBound.joined(separator: ",")) advice=\"give --listen one address, or [::] for every interface\"")
+        }
         do { control = try ControlServer(home: home, daemon: self) } catch {
             if case .socketPathTooLong = error { throw .badHome(error.description) }
             throw .io(error.description)

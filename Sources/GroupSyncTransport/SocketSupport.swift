@@ -99,6 +99,16 @@ enum SocketSupport {
     }
 
     /// The port a socket is bound to (the real one when bound to port 0).
+    /// The address a socket is bound to, numeric ("[::1]:22100").
+    static func localAddressText(_ fd: Int32) -> String? {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let ok = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) == 0 }
+        }
+        return ok ? numericText(storage, length) : nil
+    }
+
     static func localPort(_ fd: Int32) -> UInt16? {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)

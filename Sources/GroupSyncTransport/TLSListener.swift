@@ -8,11 +8,18 @@ import Glibc
 public final class TLSListener: Sendable {
     /// The port actually bound (the kernel's choice when `bind` was given port 0).
     public let port: UInt16
+    /// The address bound, numeric ("127.0.0.1:22100", "[::1]:22100"), whatever name `bind` was given.
+    public let address: String
+    /// The other addresses the host name resolved to, numeric, on which this listener does not listen: one
+    /// socket holds one address, and the first that binds is taken.
+    public let addressesNotBound: [String]
     public let context: TLSContext
     private let socket: SocketHandle
 
-    private init(port: UInt16, context: TLSContext, socket: SocketHandle) {
+    private init(port: UInt16, address: String, addressesNotBound: [String], context: TLSContext, socket: SocketHandle) {
         self.port = port
+        self.address = address
+        self.addressesNotBound = addressesNotBound
         self.context = context
         self.socket = socket
     }
@@ -27,7 +34,7 @@ public final class TLSListener: Sendable {
                             backlog: Int32 = 128) throws(TransportError) -> TLSListener {
         let addresses = try SocketSupport.resolve(host: host, port: port, passive: true)
         var lastError = TransportError.bindFailed(host: host, port: port, detail: "no address to bind")
-        for address in addresses {
+        for (index, address) in addresses.enumerated() {
             let fd = SocketSupport.makeSocket(family: address.family)
             guard fd >= 0 else {
                 lastError = .bindFailed(host: host, port: port, detail: SocketSupport.errnoText())
@@ -46,7 +53,9 @@ public final class TLSListener: Sendable {
                 socket.close()
                 continue
             }
-            return TLSListener(port: boundPort, context: context, socket: socket)
+            let others = addresses.enumerated().filter { $0.offset != index }.map { SocketSupport.numericText($0.element.storage, $0.element.length) }
+            return TLSListener(port: boundPort, address: SocketSupport.localAddressText(fd) ?? address.text,
+                               addressesNotBound: others, context: context, socket: socket)
         }
         throw lastError
     }

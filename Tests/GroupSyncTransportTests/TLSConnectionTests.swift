@@ -469,6 +469,22 @@ final class TLSConnectionTests: XCTestCase {
         XCTAssertTrue(host.contains("peer.example (address 127.0.0.1:\(silentPort))"), host)
     }
 
+    /// A listener says what it bound, numerically, and which of the name's other addresses it does not listen
+    /// on: "localhost" is ::1 and 127.0.0.1 here, and one socket holds one of them.
+    func testAListenerOnANameSaysWhichAddressItHolds() throws {
+        let device = try TestDevice()
+        let resolved = try SocketSupport.resolve(host: "localhost", port: 0, passive: true)
+        let listener = try TLSListener.bind(host: "localhost", port: 0, context: device.context)
+        defer { listener.close() }
+        XCTAssertTrue(listener.address == "[::1]:\(listener.port)" || listener.address == "127.0.0.1:\(listener.port)", listener.address)
+        XCTAssertEqual(listener.addressesNotBound.count, resolved.count - 1, "\(listener.addressesNotBound)")
+        XCTAssertFalse(listener.addressesNotBound.contains(listener.address))
+        let numeric = try TLSListener.bind(host: "127.0.0.1", port: 0, context: device.context)
+        defer { numeric.close() }
+        XCTAssertEqual(numeric.address, "127.0.0.1:\(numeric.port)")
+        XCTAssertEqual(numeric.addressesNotBound, [])
+    }
+
     // MARK: Helpers
 
     private func openDescriptorCount() -> Int {

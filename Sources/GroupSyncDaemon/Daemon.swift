@@ -189,10 +189,10 @@ public final class Daemon: @unchecked Sendable {
     private nonisolated(unsafe) var context: TLSContext?
     /// How far the watch loop has looked for changes to `watchedSuites` and to selection blocks.
     private nonisolated(unsafe) var watchedCursor: Int64 = 0
-    /// What the notification worker and the balance agent act on.
     /// How long a session in doubt (kept over a new connection from the same device, or with a peer given a new
     /// address) has to answer a ping: a live one answers in milliseconds, even on a slow link.
     static let duplicateProbeMillis: Int64 = 3_000
+    /// What the notification worker and the balance agent act on.
     private static let watchedSuites = [NotificationSuites.sharedRecords, NotificationSuites.localRecords, BalanceSuite.name]
     /// Which peers the balance agent last saw.
     private nonisolated(unsafe) var balanceAgentPeers: Set<DeviceID>?

@@ -98,24 +98,24 @@ enum SocketSupport {
         return value
     }
 
-    /// The port a socket is bound to (the real one when bound to port 0).
-    /// The address a socket is bound to, numeric ("[::1]:22100").
-    static func localAddressText(_ fd: Int32) -> String? {
+    /// The address a socket is bound to (getsockname).
+    private static func localAddress(_ fd: Int32) -> (storage: sockaddr_storage, length: socklen_t)? {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let ok = withUnsafeMutablePointer(to: &storage) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) == 0 }
         }
-        return ok ? numericText(storage, length) : nil
+        return ok ? (storage, length) : nil
     }
 
+    /// The address a socket is bound to, numeric ("[::1]:22100").
+    static func localAddressText(_ fd: Int32) -> String? {
+        localAddress(fd).map { numericText($0.storage, $0.length) }
+    }
+
+    /// The port a socket is bound to (the real one when bound to port 0).
     static func localPort(_ fd: Int32) -> UInt16? {
-        var storage = sockaddr_storage()
-        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        let ok = withUnsafeMutablePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) == 0 }
-        }
-        guard ok else { return nil }
+        guard let (storage, _) = localAddress(fd) else { return nil }
         let family = Int32(storage.ss_family)
         return withUnsafeBytes(of: storage) { raw -> UInt16? in
             switch family {

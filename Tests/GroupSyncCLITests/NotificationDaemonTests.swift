@@ -230,6 +230,10 @@ struct NotificationDaemonTests {
         #expect(used.status == 0, "\(used.stdout)\(used.stderr)")
         #expect(try a.cli.run("balance", "--json").stdout.contains(#""timeUp":true"#))
         #expect(bus.timesUpPosts(atLeast: 1, timeout: 5).count == 1, "\(bus.calls("Notify", timeout: 0))\n\(a.log)")
+        // The daemon notes what is on screen just after the server answered: stopped in between, it would show
+        // the same notification again in place after the restart (same number), which is not what this checks.
+        let noted = Date().addingTimeInterval(5)
+        while !a.log.contains(#"event=notification id="groupsync.timesUp""#), Date() < noted { Thread.sleep(forTimeInterval: 0.02) }
         a.stop()
         try a.start(environment: bus.environment)
         Thread.sleep(forTimeInterval: 1)

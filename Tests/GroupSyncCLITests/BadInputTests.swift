@@ -27,6 +27,8 @@ import GroupSyncStore
         [], ["--home"],
         // A listen address that names no host is the command line's mistake, not the machine's (was exit 3).
         ["serve", "--listen", "256.1.1.1:0"],
+        // A link-local address without its interface cannot be bound: said as such, exit 2 (was exit 3, "Invalid argument").
+        ["serve", "--listen", "[fe80::1]:0"], ["serve", "--listen", "::1:0"],
     ]
 
     @Test func badInputExitsTwoAndWritesNothing() throws {
@@ -107,6 +109,29 @@ import GroupSyncStore
         }
         #expect(!(try cli.run("peer", "list").stdout.contains(otherID)), "nothing was stored")
         #expect(try cli.run("peer", "add", otherID, "desk-top.local:22100").status == 0)
+    }
+
+    /// A host that no resolver could take is refused with the reason, not stored to fail at every dial; a host
+    /// without a port gets the default port (found by a networking review).
+    @Test func aPeerAddressMustBeAHostThatCanResolve() throws {
+        let folder = TemporaryFolder()
+        let cli = GroupSyncBinary(home: folder.path + "/home"), other = GroupSyncBinary(home: folder.path + "/other")
+        try cli.run("init")
+        let otherID = try #require(try other.run("init").lines.first)
+        let refusals = [
+            "%:1": "'%' is not a host name or an IP address", ".:1": "is not a host name", "-foo:1": "is not a host name",
+            "a..b:1": "is not a host name", "[1.2.3.4]:5": "is not an IPv6 address",
+            "::1": "put it in brackets: [::1]:22100", "[fe80::1]:5": "needs its interface: [fe80::1%eth0]:PORT",
+        ]
+        for (address, reason) in refusals {
+            let result = try cli.run("peer", "add", otherID, address)
+            #expect(result.status == 2 && result.stderr.contains(reason), "\(address): \(result.status) \(result.stderr)")
+        }
+        #expect(!(try cli.run("peer", "list").stdout.contains(otherID)), "nothing was stored")
+        #expect(try cli.run("peer", "add", otherID, "192.168.1.20").status == 0)
+        #expect(try cli.run("peer", "list").stdout.contains("192.168.1.20:22100"))
+        #expect(try cli.run("peer", "add", otherID, "[fe80::1%eth0]:5").status == 0)
+        #expect(try cli.run("peer", "add", otherID, "host.example.:7").status == 0)
     }
 
     /// `peer add` again without --name changes the address and keeps the name the user gave the device.

@@ -14,6 +14,8 @@ enum PeerCommand: Command {
         Pairing is by device ID (see 'groupsync id' on the other device), in both directions: a connection
         is accepted only when each side has paired the other. 'add' on a paired device updates its address
         and name. 'remove' also drops a live connection at once. A running daemon picks changes up at once.
+        HOST is an IPv4 address, a host name or [IPv6] (a link-local one with its %interface); without
+        :PORT, the port is \(ListenAddress.defaultPort).
 
           --name NAME     a name for the peer (default: the name it has, for a paired device; else the
                           start of its ID, until the peer connects and tells its own name)
@@ -38,9 +40,13 @@ enum PeerCommand: Command {
         guard !arguments.has("--json") else { throw .usage("--json goes with 'peer list'") }
         let given = try arguments.positionals("DEVICE_ID", "HOST:PORT")
         let id = try parseID(given[0])
-        guard let address = ListenAddress(parsing: given[1], defaultHost: "127.0.0.1"), address.port != 0 else {
-            throw .badInput("'\(given[1])' is not HOST:PORT (for example 192.168.1.20:\(ListenAddress.defaultPort))")
+        let address: ListenAddress
+        do throws(ListenAddress.Problem) {
+            address = try ListenAddress(validating: given[1], defaultHost: "127.0.0.1", defaultPort: ListenAddress.defaultPort)
+        } catch {
+            throw .badInput("\(error)")
         }
+        guard address.port != 0 else { throw .badInput("port 0 cannot be dialed; give the port the peer listens on (for example 192.168.1.20:\(ListenAddress.defaultPort))") }
         let givenName = arguments.value("--name")
         if let givenName, !DeviceName.isValid(givenName) { throw .badInput("--name must be 1 to \(DeviceName.maxBytes) bytes without control characters") }
         let context = try DeviceContext.open(home: invocation.home(arguments))

@@ -27,8 +27,11 @@ enum ServeCommand: Command {
         _ = try arguments.positionals()
         var listen = ListenAddress.default
         if let text = arguments.value("--listen") {
-            guard let parsed = ListenAddress(parsing: text) else { throw .badInput("--listen expects HOST:PORT, [IPv6]:PORT or :PORT, got '\(text)'") }
-            listen = parsed
+            do throws(ListenAddress.Problem) {
+                listen = try ListenAddress(validating: text)
+            } catch {
+                throw .badInput("--listen expects HOST:PORT, [IPv6]:PORT or :PORT: \(error)")
+            }
         }
         var configuration = Daemon.Configuration(home: try invocation.home(arguments), listen: listen)
         configuration.environment = invocation.environment

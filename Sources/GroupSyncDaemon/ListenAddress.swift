@@ -87,8 +87,7 @@ public struct ListenAddress: Hashable, Sendable, CustomStringConvertible {
         }
         if address.count == 2 {
             guard !address[1].isEmpty, address[1].utf8.allSatisfy(isLabelByte) else { throw Problem(description: "'\(address[1])' is not an interface name") }
-        } else if numeric.lowercased().hasPrefix("fe8") || numeric.lowercased().hasPrefix("fe9")
-                    || numeric.lowercased().hasPrefix("fea") || numeric.lowercased().hasPrefix("feb") {
+        } else if ["fe8", "fe9", "fea", "feb"].contains(where: numeric.lowercased().hasPrefix) {
             throw Problem(description: "'\(host)' is a link-local address, which needs its interface: [\(host)%eth0]:PORT (see 'ip -6 addr')")
         }
     }

@@ -29,6 +29,8 @@ final class NotificationService: @unchecked Sendable {
     /// `waiting` is not empty, as the worker last saw it: published under `jobs` for `changed`.
     private nonisolated(unsafe) var retriesOnActivity = false
     private nonisolated(unsafe) var running = true
+    /// The worker thread runs `workerLoop` (under `jobs`): `stop` waits for it to end.
+    private nonisolated(unsafe) var workerRunning = false
 
     // Worker-thread state.
     private nonisolated(unsafe) var cursor: Int64 = 0
@@ -78,12 +80,28 @@ final class NotificationService: @unchecked Sendable {
     /// False when its thread could not be started.
     @discardableResult
     func start() -> Bool {
-        spawnThread(name: Self.threadName) { [self] in workerLoop() }
+        jobs.locked { workerRunning = true }
+        let started = spawnThread(name: Self.threadName) { [self] in
+            workerLoop()
+            jobs.locked { workerRunning = false }
+            jobs.broadcast()
+        }
+        if !started { jobs.locked { workerRunning = false } }
+        return started
     }
 
+    /// How long `stop` lets the worker finish the job in hand.
+    static let stopWaitMillis: Int64 = 2_000
+
+    /// Stops the worker once the job in hand is done, waiting at most `stopWaitMillis`. Not waiting, a daemon
+    /// stopped between a server's answer and its note of what is shown showed the notification again, in
+    /// place, after its restart (found by CI); not waiting for ever, a server that hangs cannot hold the
+    /// daemon's exit.
     func stop() {
         jobs.locked { running = false }
         jobs.broadcast()
+        let deadline = monotonicMillis() + Self.stopWaitMillis
+        jobs.locked { while workerRunning, monotonicMillis() < deadline { jobs.wait(millis: 50) } }
     }
 
     /// Something was committed on this machine; `relevant`: it touched notification records or the balance.

@@ -107,6 +107,16 @@ final class TestDevice {
         return nil
     }
 
+    /// Waits until this device's status shows `other` connected; whether it did within `timeout`.
+    func awaitConnected(to other: TestDevice, timeout: TimeInterval = 15) throws -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while try peerStatus(other)["connected"] != .bool(true) {
+            guard Date() < deadline else { return false }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return true
+    }
+
     var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 }
 

@@ -185,8 +185,7 @@ import GroupSyncCore
         let folder = TemporaryFolder()
         let (a, b) = try startedPair(in: folder)
         let daemon = try #require(a.daemon)
-        let connected = Date().addingTimeInterval(10)
-        while try a.peerStatus(b)["connected"] != .bool(true), Date() < connected { Thread.sleep(forTimeInterval: 0.05) }
+        _ = try a.awaitConnected(to: b, timeout: 10)
         daemon.signal(SIGHUP)
         #expect(daemon.waitForExit(timeout: .seconds(30)) == .exited(0), "\(a.log)")
         #expect(a.log.contains("event=stopping signal=SIGHUP") && a.log.contains("event=stopped"), "\(a.log)")
@@ -247,9 +246,7 @@ import GroupSyncCore
         // Only the lower device can dial: the session is its.
         #expect(try high.cli.run("peer", "add", low.id, "127.0.0.1:1", "--name", low.name).status == 0)
         try low.pair(with: high)
-        let deadline = Date().addingTimeInterval(15)
-        while try low.peerStatus(high)["connected"] != .bool(true), Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-        #expect(try low.peerStatus(high)["connected"] == .bool(true))
+        #expect(try low.awaitConnected(to: high))
 
         // The higher device goes silent, and the same device starts again from a copy of its home.
         high.daemon?.signal(SIGSTOP)
@@ -273,8 +270,7 @@ import GroupSyncCore
         try x.start()
         try y.start()
         try pairAll([x, y])
-        let deadline = Date().addingTimeInterval(15)
-        while try x.peerStatus(y)["connected"] != .bool(true), Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(try x.awaitConnected(to: y))
 
         // y goes silent where it was, and the same device starts again at another address.
         y.daemon?.signal(SIGSTOP)

@@ -73,7 +73,10 @@ public final class Daemon: @unchecked Sendable {
     /// Posted after every commit this daemon makes, so watchers in every process see it.
     private let changeSignal: ChangeSignal
 
+    /// The first of `boundAddresses`.
     public private(set) var boundAddress: ListenAddress
+    /// Every address the listener holds, numeric, once `run` has bound them.
+    public private(set) var boundAddresses: [ListenAddress]
 
     public init(configuration: Configuration, certificate: DeviceCertificate, deviceName: String) throws(DaemonError) {
         self.configuration = configuration
@@ -82,6 +85,7 @@ public final class Daemon: @unchecked Sendable {
         self.log = DaemonLog(clock: WallClock.nowMillis)
         self.throttled = LogThrottle(log: log, clock: monotonicMillis)
         self.boundAddress = configuration.listen
+        self.boundAddresses = [configuration.listen]
         DescriptorLimit.raise()
         do {
             store = try Store(path: configuration.home.storePath, device: certificate.deviceID)
@@ -132,19 +136,22 @@ public final class Daemon: @unchecked Sendable {
         } catch {
             throw .io("cannot listen on \(configuration.listen): \(error)")
         }
-        // What was bound, numerically: a name that resolves to several addresses (localhost: ::1 and 127.0.0.1)
-        // is listened on at the first only, and status must not claim the name (found by a networking review:
-        // peers paired with the other address were refused while status said "listening on localhost").
-        boundAddress = ListenAddress(parsing: listener!.address, defaultHost: configuration.listen.host)
-            ?? ListenAddress(host: configuration.listen.host, port: listener!.port)
-        if !listener!.addressesNotBound.isEmpty {
-            log.write("event=listening-on-one-address host=\(configuration.listen.host) listen=\(boundAddress) not=\(listener!.addressesNotBound.joined(separator: ",")) advice=\"give --listen one address, or [::] for every interface\"")
+        // What was bound, numerically, rather than the name given: a name resolves to several addresses
+        // (localhost: ::1 and 127.0.0.1), each listened on if it can be, and status must not claim one that
+        // could not (found by a networking review: peers paired with an address not bound were refused while
+        // status said "listening on localhost").
+        boundAddresses = listener!.addresses.map {
+            ListenAddress(parsing: $0, defaultHost: configuration.listen.host) ?? ListenAddress(host: configuration.listen.host, port: listener!.port)
+        }
+        boundAddress = boundAddresses[0]
+        for notBound in listener!.addressesNotBound {
+            log.write("event=listen-address-not-bound host=\(configuration.listen.host) address=\"\(notBound)\" listen=\(boundAddresses.map(\.description).joined(separator: ","))")
         }
         do { control = try ControlServer(home: home, daemon: self) } catch {
             if case .socketPathTooLong = error { throw .badHome(error.description) }
             throw .io(error.description)
         }
-        log.write("event=started device=\(certificate.deviceID) name=\"\(deviceName)\" listen=\(boundAddress) peers=\(state.locked { paired.count })")
+        log.write("event=started device=\(certificate.deviceID) name=\"\(deviceName)\" listen=\(boundAddresses.map(\.description).joined(separator: ",")) peers=\(state.locked { paired.count })")
 
         // Before any thread starts: the watcher reads it to dial devices paired from now on (ThreadSanitizer
         // caught it written after, a race that could also leave a device paired at start-up undialed).
@@ -586,7 +593,8 @@ public final class Daemon: @unchecked Sendable {
                                          pendingChanges: pending,
                                          lastError: live?.isEstablished == true ? nil : lastErrors[device.id])
             }
-            return StatusReport(device: certificate.deviceID, name: name, listen: boundAddress.description, running: true, peers: peers)
+            return StatusReport(device: certificate.deviceID, name: name, listen: boundAddress.description,
+                                listenAddresses: boundAddresses.map(\.description), running: true, peers: peers)
         }
     }
 }

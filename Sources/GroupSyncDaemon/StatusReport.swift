@@ -31,17 +31,22 @@ public struct StatusReport: Sendable {
 
     public var device: DeviceID
     public var name: String
+    /// Where the daemon listens: the first of `listenAddresses`.
     public var listen: String?
+    /// Every address the daemon listens on, numeric (a name given to `--listen` may have several).
+    public var listenAddresses: [String]
     public var running: Bool
     /// False when a daemon runs (it holds the home's lock) but did not answer: stopped, or swamped. The peers
     /// are then as the daemon last saved them.
     public var answering: Bool
     public var peers: [Peer]
 
-    public init(device: DeviceID, name: String, listen: String?, running: Bool, answering: Bool = true, peers: [Peer]) {
+    public init(device: DeviceID, name: String, listen: String?, listenAddresses: [String]? = nil, running: Bool,
+                answering: Bool = true, peers: [Peer]) {
         self.device = device
         self.name = name
         self.listen = listen
+        self.listenAddresses = listenAddresses ?? listen.map { [$0] } ?? []
         self.running = running
         self.answering = answering
         self.peers = peers
@@ -52,6 +57,7 @@ public struct StatusReport: Sendable {
         object.add("id", device.description)
         object.add("name", name)
         object.addRaw("listen", json: listen.map { JSONWriter.string(for: .string($0)) } ?? "null")
+        object.addRaw("listenAddresses", json: "[" + listenAddresses.map { JSONWriter.string(for: .string($0)) }.joined(separator: ",") + "]")
         object.add("running", running)
         object.add("answering", running && answering)
         let peerObjects = peers.map { peer -> String in
@@ -73,7 +79,7 @@ public struct StatusReport: Sendable {
 
     public var text: String {
         let daemon = !running ? "not running"
-            : answering ? "running, listening on \(listen ?? "?")"
+            : answering ? "running, listening on \(listenAddresses.isEmpty ? listen ?? "?" : listenAddresses.joined(separator: " and "))"
             : "running, but not answering (stopped or busy); peers as it last saved them"
         var lines = ["device   \(device)  \(name)", "daemon   " + daemon]
         if peers.isEmpty { lines.append("peers    none (pair one with 'groupsync peer add')") }

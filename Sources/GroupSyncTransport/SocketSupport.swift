@@ -11,6 +11,29 @@ enum SocketSupport {
 
         /// "127.0.0.1:22000" or "[::1]:22000", for logs and error messages.
         var text: String { SocketSupport.numericText(storage, length) }
+
+        /// The port (nil for a family other than IPv4 and IPv6, which is left alone when set).
+        var port: UInt16? {
+            get {
+                withUnsafeBytes(of: storage) { raw -> UInt16? in
+                    switch family {
+                    case AF_INET: UInt16(bigEndian: raw.load(as: sockaddr_in.self).sin_port)
+                    case AF_INET6: UInt16(bigEndian: raw.load(as: sockaddr_in6.self).sin6_port)
+                    default: nil
+                    }
+                }
+            }
+            set {
+                guard let newValue else { return }
+                let offset = switch family {
+                case AF_INET: MemoryLayout<sockaddr_in>.offset(of: \.sin_port)
+                case AF_INET6: MemoryLayout<sockaddr_in6>.offset(of: \.sin6_port)
+                default: Int?.none
+                }
+                guard let offset else { return }
+                withUnsafeMutableBytes(of: &storage) { $0.storeBytes(of: newValue.bigEndian, toByteOffset: offset, as: UInt16.self) }
+            }
+        }
     }
 
     static func errnoText(_ code: Int32 = errno) -> String {
@@ -115,15 +138,8 @@ enum SocketSupport {
 
     /// The port a socket is bound to (the real one when bound to port 0).
     static func localPort(_ fd: Int32) -> UInt16? {
-        guard let (storage, _) = localAddress(fd) else { return nil }
-        let family = Int32(storage.ss_family)
-        return withUnsafeBytes(of: storage) { raw -> UInt16? in
-            switch family {
-            case AF_INET: return UInt16(bigEndian: raw.load(as: sockaddr_in.self).sin_port)
-            case AF_INET6: return UInt16(bigEndian: raw.load(as: sockaddr_in6.self).sin6_port)
-            default: return nil
-            }
-        }
+        guard let (storage, length) = localAddress(fd) else { return nil }
+        return Address(family: Int32(storage.ss_family), storage: storage, length: length).port
     }
 
     /// Accepts one connection; returns the new descriptor and the peer's address text, or the errno.

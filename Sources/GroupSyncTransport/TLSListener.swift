@@ -1,88 +1,150 @@
 import Glibc
+import Synchronization
 
-/// A listening TCP socket whose connections are authenticated with a `TLSContext`.
+/// Listening TCP sockets, one per address of the host it was given, whose connections are authenticated with a
+/// `TLSContext`.
 ///
 /// Typical use: one thread loops on `accept()` and hands each `PendingConnection` to a worker thread, which calls
 /// `handshake(timeout:)` and then serves the `TLSConnection`. `close()` from any thread ends the loop: the blocked
 /// `accept()` throws `TransportError.listenerClosed`.
 public final class TLSListener: Sendable {
-    /// The port actually bound (the kernel's choice when `bind` was given port 0).
+    /// The port bound (the kernel's choice when `bind` was given port 0), the same on every address.
     public let port: UInt16
-    /// The address bound, numeric ("127.0.0.1:22100", "[::1]:22100"), whatever name `bind` was given.
-    public let address: String
-    /// The other addresses the host name resolved to, numeric, on which this listener does not listen: one
-    /// socket holds one address, and the first that binds is taken.
+    /// Every address listened on, numeric ("127.0.0.1:22100", "[::1]:22100"), in the resolver's order, whatever
+    /// name `bind` was given: "localhost" is both ::1 and 127.0.0.1, and a peer may have been paired with either.
+    public let addresses: [String]
+    /// The first of `addresses`.
+    public var address: String { addresses[0] }
+    /// The host's other addresses, numeric, each with why it could not be listened on ("[::1]:22100: Cannot
+    /// assign requested address").
     public let addressesNotBound: [String]
     public let context: TLSContext
-    private let socket: SocketHandle
+    /// Non-blocking, so that a connection that vanished between `poll` and `accept` on one socket does not hold
+    /// up the others.
+    private let sockets: [SocketHandle]
+    /// Where the next `accept` starts looking, so that a busy address cannot starve the others.
+    private let nextSocket = Atomic<Int>(0)
 
-    private init(port: UInt16, address: String, addressesNotBound: [String], context: TLSContext, socket: SocketHandle) {
+    private init(port: UInt16, addresses: [String], addressesNotBound: [String], context: TLSContext, sockets: [SocketHandle]) {
         self.port = port
-        self.address = address
+        self.addresses = addresses
         self.addressesNotBound = addressesNotBound
         self.context = context
-        self.socket = socket
+        self.sockets = sockets
     }
 
     deinit {
-        socket.close()
+        for socket in sockets { socket.close() }
     }
 
-    /// Listens on `host` ("127.0.0.1", "::1", a host name, "0.0.0.0" for all IPv4 interfaces, "::" for all IPv4 and
-    /// IPv6 ones, "" for the system's choice of wildcard) and `port` (0 picks a free one; see `port`).
+    /// Listens on every address of `host` ("127.0.0.1", "::1", a host name, "0.0.0.0" for all IPv4 interfaces,
+    /// "::" alone for all IPv4 and IPv6 ones, "" for every wildcard the system has) and `port` (0 picks a free
+    /// one, taken for all the addresses; see `port`). Throws only when no address could be bound; the others are
+    /// in `addressesNotBound`.
     public static func bind(host: String, port: UInt16, context: TLSContext,
                             backlog: Int32 = 128) throws(TransportError) -> TLSListener {
-        let addresses = try SocketSupport.resolve(host: host, port: port, passive: true)
-        var lastError = TransportError.bindFailed(host: host, port: port, detail: "no address to bind")
-        for (index, address) in addresses.enumerated() {
-            let fd = SocketSupport.makeSocket(family: address.family)
-            guard fd >= 0 else {
-                lastError = .bindFailed(host: host, port: port, detail: SocketSupport.errnoText())
-                continue
+        var addresses = try SocketSupport.resolve(host: host, port: port, passive: true)
+        // Several addresses: an IPv6 wildcard must not also claim IPv4's, or the IPv4 wildcard beside it could
+        // not bind ("" resolves to both). One address alone keeps the system's default, so "::" serves both.
+        let v6Only = addresses.count > 1
+        var sockets: [SocketHandle] = [], bound: [String] = [], notBound: [String] = []
+        var boundPort = port, lastFailure = "no address to bind"
+        for index in addresses.indices {
+            if boundPort != port { addresses[index].port = boundPort }
+            switch listenOn(addresses[index], v6Only: v6Only, backlog: backlog) {
+            case .success(let (socket, text, actualPort)):
+                sockets.append(socket)
+                bound.append(text)
+                boundPort = actualPort
+            case .failure(let failure):
+                lastFailure = failure.detail
+                notBound.append("\(addresses[index].text): \(failure.detail)")
             }
-            let socket = SocketHandle(fd: fd)
-            // A restarted service must be able to bind again while old connections linger in TIME_WAIT.
-            SocketSupport.setOption(fd, SOL_SOCKET, SO_REUSEADDR, 1)
-            guard SocketSupport.bind(fd, address), listen(fd, backlog) == 0 else {
-                lastError = .bindFailed(host: host, port: port, detail: SocketSupport.errnoText())
-                socket.close()
-                continue
-            }
-            guard let boundPort = SocketSupport.localPort(fd) else {
-                lastError = .bindFailed(host: host, port: port, detail: SocketSupport.errnoText())
-                socket.close()
-                continue
-            }
-            let others = addresses.enumerated().filter { $0.offset != index }.map { SocketSupport.numericText($0.element.storage, $0.element.length) }
-            return TLSListener(port: boundPort, address: SocketSupport.localAddressText(fd) ?? address.text,
-                               addressesNotBound: others, context: context, socket: socket)
         }
-        throw lastError
+        guard !sockets.isEmpty else { throw .bindFailed(host: host, port: port, detail: lastFailure) }
+        return TLSListener(port: boundPort, addresses: bound, addressesNotBound: notBound, context: context, sockets: sockets)
     }
 
-    /// Waits for the next TCP connection. Throws `listenerClosed` once `close()` has been called.
-    /// Other errors (e.g. "too many open files") are reported as `acceptFailed` and leave the listener usable;
-    /// the caller should pause briefly before accepting again rather than spin.
+    private struct BindFailure: Error { var detail: String }
+
+    /// One listening socket on `address`: the socket, its numeric address and its port.
+    private static func listenOn(_ address: SocketSupport.Address, v6Only: Bool,
+                                 backlog: Int32) -> Result<(SocketHandle, String, UInt16), BindFailure> {
+        let fd = SocketSupport.makeSocket(family: address.family)
+        guard fd >= 0 else { return .failure(BindFailure(detail: SocketSupport.errnoText())) }
+        let socket = SocketHandle(fd: fd)
+        // A restarted service must be able to bind again while old connections linger in TIME_WAIT.
+        SocketSupport.setOption(fd, SOL_SOCKET, SO_REUSEADDR, 1)
+        if v6Only && address.family == AF_INET6 { SocketSupport.setOption(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, 1) }
+        guard SocketSupport.bind(fd, address), listen(fd, backlog) == 0, let port = SocketSupport.localPort(fd) else {
+            let detail = SocketSupport.errnoText()
+            socket.close()
+            return .failure(BindFailure(detail: detail))
+        }
+        SocketSupport.setNonBlocking(fd)
+        return .success((socket, SocketSupport.localAddressText(fd) ?? address.text, port))
+    }
+
+    /// Waits for the next TCP connection on any of the addresses. Throws `listenerClosed` once `close()` has been
+    /// called. Other errors (e.g. "too many open files") are reported as `acceptFailed` and leave the listener
+    /// usable; the caller should pause briefly before accepting again rather than spin.
     public func accept() throws(TransportError) -> PendingConnection {
-        let fd: Int32
-        do {
-            fd = try socket.acquire()
-        } catch {
-            throw .listenerClosed
+        while true {
+            var descriptors: [Int32] = []
+            for socket in sockets {
+                guard let fd = try? socket.acquire() else {
+                    for held in sockets.prefix(descriptors.count) { held.release() }
+                    throw .listenerClosed
+                }
+                descriptors.append(fd)
+            }
+            let outcome = acceptOne(descriptors)
+            for socket in sockets { socket.release() }
+            switch outcome {
+            case .accepted(let client, let address):
+                SocketSupport.setNoDelay(client)
+                return PendingConnection(socket: SocketHandle(fd: client), remoteAddress: address, context: context)
+            case .nothingWaiting:
+                if sockets.contains(where: \.isShutDown) { throw .listenerClosed }
+            case .failed(let code):
+                if sockets.contains(where: \.isShutDown) { throw .listenerClosed }
+                throw .acceptFailed(detail: SocketSupport.errnoText(code))
+            }
         }
-        defer { socket.release() }
-        switch SocketSupport.accept(fd) {
-        case .success(let (client, address)):
-            SocketSupport.setNoDelay(client)
-            return PendingConnection(socket: SocketHandle(fd: client), remoteAddress: address, context: context)
-        case .failure(let failure):
-            if socket.isShutDown { throw .listenerClosed }
-            throw .acceptFailed(detail: SocketSupport.errnoText(failure.code))
+    }
+
+    private enum AcceptOutcome {
+        case accepted(Int32, String)
+        /// Woken, but no connection was left to take (another thread took it, or the client gave up), or closed.
+        case nothingWaiting
+        case failed(Int32)
+    }
+
+    /// Sleeps in `poll` until a socket is readable (a connection waits, or `close()` shut it down), then accepts
+    /// from the readable ones, starting after the socket the last connection came from.
+    private func acceptOne(_ descriptors: [Int32]) -> AcceptOutcome {
+        var polled = descriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        let status = poll(&polled, nfds_t(polled.count), -1)
+        if status < 0 { return errno == EINTR ? .nothingWaiting : .failed(errno) }
+        let start = nextSocket.load(ordering: .relaxed)
+        for step in polled.indices {
+            let index = (start + step) % polled.count
+            guard polled[index].revents != 0 else { continue }
+            switch SocketSupport.accept(polled[index].fd) {
+            case .success(let (client, address)):
+                nextSocket.store(index + 1, ordering: .relaxed)
+                return .accepted(client, address)
+            case .failure(let failure) where failure.code == EAGAIN || failure.code == EWOULDBLOCK:
+                continue
+            case .failure(let failure):
+                return .failed(failure.code)
+            }
         }
+        return .nothingWaiting
     }
 
     /// Stops listening; wakes a thread blocked in `accept()`. Connections already accepted are not affected.
     public func close() {
-        socket.close()
+        for socket in sockets { socket.close() }
     }
 }

@@ -51,6 +51,40 @@ import Testing
         }
     }
 
+    /// A daemon told to listen on a name with two addresses (::1 and 127.0.0.1, in its host's own hosts file)
+    /// listens on both, and status lists both: a peer paired with either address reaches it. Found by review:
+    /// only the name's first address was listened on, and a peer paired with the other was refused.
+    @Test func aNameIsListenedOnAtEachOfItsAddresses() throws {
+        let lan = try VirtualLAN.make(hosts: 1, hostsFile: "127.0.0.1 twofold.test\n::1 twofold.test\n")
+        defer { lan.destroy() }
+        let folder = TemporaryFolder()
+        let named = try TestDevice("named", in: folder), overIPv4 = try TestDevice("v4", in: folder), overIPv6 = try TestDevice("v6", in: folder)
+        let devices = [named, overIPv4, overIPv6]
+        defer { for device in devices { device.stop(signal: SIGKILL) } }
+        for (device, host, port) in [(named, "twofold.test", 22100), (overIPv4, "127.0.0.1", 22101), (overIPv6, "[::1]", 22102)] {
+            device.netns = lan.hosts[0]
+            device.host = host
+            device.port = UInt16(port)
+            try device.start()
+        }
+        guard case .array(let listening)? = try named.status()["listenAddresses"] else { Issue.record("no listenAddresses"); return }
+        #expect(Set(listening) == [.string("127.0.0.1:22100"), .string("[::1]:22100")])
+        let text = try named.cli.run("status").stdout
+        #expect(text.contains("listening on [::1]:22100 and 127.0.0.1:22100") || text.contains("listening on 127.0.0.1:22100 and [::1]:22100"), "\(text)")
+        // The named device dials neither (nobody listens at port 9), so each connection is one the peer made.
+        for (peer, address) in [(overIPv4, "127.0.0.1:22100"), (overIPv6, "[::1]:22100")] {
+            for (device, arguments) in [(named, ["peer", "add", peer.id, "127.0.0.1:9", "--name", peer.name]),
+                                        (peer, ["peer", "add", named.id, address, "--name", named.name]),
+                                        (peer, ["set", "group.test", "from-\(peer.name)", "1"])] {
+                let result = try device.cli.run(arguments)
+                #expect(result.status == 0, "\(arguments): \(result.stderr)")
+            }
+        }
+        for peer in [overIPv4, overIPv6] {
+            #expect(try named.await("from-\(peer.name)", equals: "1", timeout: 10) != nil, "\(peer.name) reached the named device\n\(named.log)\n\(peer.log)")
+        }
+    }
+
     @Test func writesConvergeOverALossyNetwork() throws {
         let lan = try VirtualLAN.make(hosts: 2)
         defer { lan.destroy() }
@@ -89,7 +123,8 @@ final class VirtualLAN {
     func address(_ host: Int) -> String { "10.213.0.\(10 + host)" }
 
     /// A LAN; where namespaces cannot be made, the calling test is cancelled (reported as skipped, not passed).
-    static func make(hosts count: Int) throws -> VirtualLAN {
+    /// `hostsFile`, when given, is each host's own /etc/hosts: `ip netns exec` mounts /etc/netns/HOST/hosts over it.
+    static func make(hosts count: Int, hostsFile: String? = nil) throws -> VirtualLAN {
         guard geteuid() == 0 else { try Test.cancel("network namespaces need root") }
         guard FileManager.default.isExecutableFile(atPath: ip) else { try Test.cancel("\(ip) is missing (apt-get install iproute2)") }
         removeLeftovers()
@@ -98,6 +133,12 @@ final class VirtualLAN {
         let lan = VirtualLAN(tag: tag, hosts: count)
         do {
             try lan.build()
+            if let hostsFile {
+                for host in lan.hosts {
+                    try FileManager.default.createDirectory(atPath: "/etc/netns/\(host)", withIntermediateDirectories: true)
+                    try hostsFile.write(toFile: "/etc/netns/\(host)/hosts", atomically: true, encoding: .utf8)
+                }
+            }
         } catch {
             lan.destroy()
             try Test.cancel("network namespaces cannot be made here: \(error)")
@@ -151,7 +192,10 @@ final class VirtualLAN {
     }
 
     func destroy() {
-        for namespace in hosts + [switchNamespace] { _ = try? Self.run("netns", "del", namespace) }
+        for namespace in hosts + [switchNamespace] {
+            _ = try? Self.run("netns", "del", namespace)
+            try? FileManager.default.removeItem(atPath: "/etc/netns/\(namespace)")
+        }
     }
 
     /// Namespaces this suite made in a run that died before cleaning up (its pid is gone).
@@ -162,7 +206,10 @@ final class VirtualLAN {
             guard name.hasPrefix("gsnet-") else { continue }
             let tag = name.dropFirst("gsnet-".count).prefix { $0 != "-" }
             let pid = Int32(tag.dropLast(2)) ?? 0
-            if pid != getpid() % 100_000 && kill(pid, 0) != 0 { _ = try? run("netns", "del", name) }
+            if pid != getpid() % 100_000 && kill(pid, 0) != 0 {
+                _ = try? run("netns", "del", name)
+                try? FileManager.default.removeItem(atPath: "/etc/netns/\(name)")
+            }
         }
     }
 

@@ -14,7 +14,8 @@ enum ServeCommand: Command {
         stderr. Stops cleanly on SIGTERM, SIGINT or SIGHUP. One daemon per home.
 
           --listen HOST:PORT  where to accept peers (default 0.0.0.0:\(ListenAddress.defaultPort); port 0 picks a free one;
-                              a name is listened on at its first address only, which status shows)
+                              a name is listened on at each of its addresses, which status shows; [::] alone
+                              takes IPv6 and IPv4)
           --max-clock-drift SECONDS
                               refuse entries stamped further ahead of this device's clock, and sessions with a
                               peer whose clock is further off (default 300); refused entries are offered again

@@ -24,7 +24,7 @@ enum StatusCommand: Command {
         A daemon that runs but does not answer (stopped, or swamped by clients) is shown as running but not
         answering (`answering` false), with the peers as it last saved them.
 
-          --json          one JSON object: id, name, listen, running, answering, peers[{id, name, address, connected,
+          --json          one JSON object: id, name, listen, listenAddresses, running, answering, peers[{id, name, address, connected,
                           lastSync, lastSyncMillis, clockOffsetMillis, pendingChanges, lastError}]
         \(homeHelp)
         """
@@ -65,8 +65,10 @@ enum StatusCommand: Command {
               case .string(let idText)? = object["id"], let id = try? DeviceID(parsing: idText),
               case .array(let peers)? = object["peers"] else { return nil }
         func string(_ value: Value?) -> String? { if case .string(let s)? = value { return s }; return nil }
+        func strings(_ value: Value?) -> [String]? { if case .array(let a)? = value { return a.compactMap(string) }; return nil }
         func int(_ value: Value?) -> Int64? { if case .int(let i)? = value { return i }; return nil }
-        let report = StatusReport(device: id, name: string(object["name"]) ?? "", listen: string(object["listen"]), running: true, peers: peers.compactMap { peer in
+        let report = StatusReport(device: id, name: string(object["name"]) ?? "", listen: string(object["listen"]),
+                                  listenAddresses: strings(object["listenAddresses"]), running: true, peers: peers.compactMap { peer in
             guard case .dictionary(let p) = peer, let peerID = string(p["id"]).flatMap({ try? DeviceID(parsing: $0) }) else { return nil }
             return StatusReport.Peer(id: peerID, name: string(p["name"]) ?? "", address: string(p["address"]) ?? "",
                                      connected: p["connected"] == .bool(true), lastSyncMillis: int(p["lastSyncMillis"]),

@@ -63,8 +63,14 @@ final class PeerVerification: @unchecked Sendable {
         }
         let verification = Unmanaged<PeerVerification>.fromOpaque(raw).takeUnretainedValue()
         if verification.decide(id) { return 1 }
-        // "Certificate rejected" makes OpenSSL send a bad_certificate alert, which the peer can report as a refusal.
-        X509_STORE_CTX_set_error(store, X509_V_ERR_CERT_REJECTED)
+        // "Certificate rejected" makes OpenSSL send a bad_certificate alert, which the peer reports as a refusal
+        // ("pair this device"). A device that is paired but not the one dialed must not be told that: it gets
+        // certificate_unknown, the alert OpenSSL sends for a verify error it has no other alert for.
+        if case .unexpectedPeer? = verification.refusal {
+            X509_STORE_CTX_set_error(store, X509_V_ERR_SUBJECT_ISSUER_MISMATCH)
+        } else {
+            X509_STORE_CTX_set_error(store, X509_V_ERR_CERT_REJECTED)
+        }
         return 0
     }
 }

@@ -128,7 +128,7 @@ extension SSLSession.Failure {
         43,  // unsupported_certificate
         44,  // certificate_revoked
         45,  // certificate_expired
-        46,  // certificate_unknown
+        46,  // certificate_unknown (but see `dialedForAnotherDevice`)
         48,  // unknown_ca
         49,  // access_denied
         116,  // certificate_required
@@ -141,6 +141,9 @@ extension SSLSession.Failure {
 
         if let index = reasons.firstIndex(where: { $0 >= SSL_AD_REASON_OFFSET && $0 < SSL_AD_REASON_OFFSET + 256 }) {
             let alert = reasons[index] - SSL_AD_REASON_OFFSET
+            if alert == SSL_AD_CERTIFICATE_UNKNOWN {
+                return .dialedForAnotherDevice(alert: texts[index], ourDeviceID: ourDeviceID)
+            }
             if Self.certificateRefusalAlerts.contains(alert) {
                 return .refusedByPeer(alert: texts[index], ourDeviceID: ourDeviceID)
             }

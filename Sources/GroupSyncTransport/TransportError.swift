@@ -22,6 +22,9 @@ public enum TransportError: Error, Equatable, Sendable, CustomStringConvertible 
     case peerPresentedNoCertificate
     /// The peer aborted the handshake or the first read with a TLS alert: usually it does not know our device ID.
     case refusedByPeer(alert: String, ourDeviceID: DeviceID)
+    /// The peer dialed this device's address for another device, and hung up on finding this one: one of its
+    /// peers' stored addresses leads here (certificate_unknown, which GroupSync sends for exactly that).
+    case dialedForAnotherDevice(alert: String, ourDeviceID: DeviceID)
     case handshakeFailed(detail: String)
     case handshakeTimedOut(after: Duration)
 
@@ -66,6 +69,8 @@ public enum TransportError: Error, Equatable, Sendable, CustomStringConvertible 
             return "the peer presented no certificate (or one without an Ed25519 key, which is all GroupSync accepts), so it cannot be identified; it is not a GroupSync device"
         case .refusedByPeer(let alert, let ours):
             return "the peer refused the connection (\(alert)); it has probably not paired this device yet: add device ID \(ours) on the other side"
+        case .dialedForAnotherDevice(let alert, let ours):
+            return "the peer refused the connection (\(alert)): it dialed this address for another of its paired devices and found this one (\(ours)); on that peer, correct the address stored for the device it meant (groupsync peer add ID HOST:PORT)"
         case .handshakeFailed(let detail):
             return "TLS handshake failed: \(detail) (the peer may not speak TLS 1.3 or may not be a GroupSync device)"
         case .handshakeTimedOut(let after):

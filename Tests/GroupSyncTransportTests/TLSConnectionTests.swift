@@ -114,7 +114,8 @@ final class TLSConnectionTests: XCTestCase {
         XCTAssertEqual(error, .peerNotAllowed(server.id))
         // The server sees the client's alert.
         let serverSide = try XCTUnwrap(listener.nextOutcome()?.failure)
-        guard case .refusedByPeer = serverSide else { return XCTFail("server saw \(serverSide)") }
+        guard case .refusedByPeer(_, let ours) = serverSide else { return XCTFail("server saw \(serverSide)") }
+        XCTAssertEqual(ours, server.id)
     }
 
     func testClientRefusesAPairedServerThatIsNotTheExpectedOne() throws {
@@ -126,7 +127,11 @@ final class TLSConnectionTests: XCTestCase {
                                                               context: client.context, expectedPeer: other.id,
                                                               timeout: .seconds(5)))
         XCTAssertEqual(error, .unexpectedPeer(expected: other.id, presented: server.id))
-        XCTAssertNotNil(listener.nextOutcome()?.failure)
+        // The server is told it was dialed for another device, not advised to pair one it has paired.
+        let serverSide = try XCTUnwrap(listener.nextOutcome()?.failure)
+        guard case .dialedForAnotherDevice(_, let ours) = serverSide else { return XCTFail("server saw \(serverSide)") }
+        XCTAssertEqual(ours, server.id)
+        XCTAssertFalse(serverSide.description.contains("not paired"), serverSide.description)
     }
 
     func testAllowListChangesApplyToTheNextHandshake() throws {

@@ -5,7 +5,11 @@ public struct ListenAddress: Hashable, Sendable, CustomStringConvertible {
 
     /// GroupSync's documented default port.
     public static let defaultPort: UInt16 = 22_100
-    public static let `default` = ListenAddress(host: "0.0.0.0", port: defaultPort)
+    /// Where `serve` listens by default: every interface, IPv4 and IPv6 (0.0.0.0 and [::], one socket each),
+    /// so that a peer paired with either kind of address reaches the device.
+    public static let `default` = ListenAddress(host: everyInterface, port: defaultPort)
+    /// The host that stands for every interface of both families (resolved, it is both wildcards).
+    public static let everyInterface = ""
 
     public init(host: String, port: UInt16) {
         self.host = host
@@ -63,7 +67,9 @@ public struct ListenAddress: Hashable, Sendable, CustomStringConvertible {
             throw Problem(description: "'\(text)' has no port; give HOST:PORT (for example 192.168.1.20:\(Self.defaultPort))")
         }
         if hostPart.isEmpty { hostPart = Substring(defaultHost) }
-        if bracketed {
+        if hostPart.isEmpty && defaultHost == Self.everyInterface {
+            // `:PORT` where every interface is the default: nothing to check.
+        } else if bracketed {
             try Self.checkIPv6(hostPart)
         } else if !Self.isHostName(hostPart) {
             throw Problem(description: "'\(hostPart)' is not a host name or an IP address")
@@ -110,5 +116,6 @@ public struct ListenAddress: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// `HOST:PORT`, `[IPv6]:PORT`, or `:PORT` for every interface.
     public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 }

@@ -12,6 +12,13 @@ enum SocketSupport {
         /// "127.0.0.1:22000" or "[::1]:22000", for logs and error messages.
         var text: String { SocketSupport.numericText(storage, length) }
 
+        /// The numeric host alone, without brackets or port ("::1").
+        var hostText: String {
+            let full = text
+            let host = full.lastIndex(of: ":").map { full[..<$0] } ?? full[...]
+            return host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : String(host)
+        }
+
         /// The port (nil for a family other than IPv4 and IPv6, which is left alone when set).
         var port: UInt16? {
             get {

@@ -39,8 +39,9 @@ public final class TLSListener: Sendable {
 
     /// Listens on every address of `host` ("127.0.0.1", "::1", a host name, "0.0.0.0" for all IPv4 interfaces,
     /// "::" alone for all IPv4 and IPv6 ones, "" for every wildcard the system has) and `port` (0 picks a free
-    /// one, taken for all the addresses; see `port`). Throws only when no address could be bound; the others are
-    /// in `addressesNotBound`.
+    /// one, taken for all the addresses; see `port`). An address the machine cannot listen on (not one of its
+    /// own, or a family it lacks) is left out and named in `addressesNotBound`; `bind` throws when none is left,
+    /// and when another program holds the port on any of them, since a peer dialing that one would reach it.
     public static func bind(host: String, port: UInt16, context: TLSContext,
                             backlog: Int32 = 128) throws(TransportError) -> TLSListener {
         var addresses = try SocketSupport.resolve(host: host, port: port, passive: true)
@@ -56,6 +57,9 @@ public final class TLSListener: Sendable {
                 sockets.append(socket)
                 bound.append(text)
                 boundPort = actualPort
+            case .failure(let failure) where failure.code == EADDRINUSE:
+                for socket in sockets { socket.close() }
+                throw .bindFailed(host: addresses.count > 1 ? addresses[index].hostText : host, port: boundPort, detail: failure.detail)
             case .failure(let failure):
                 lastFailure = failure.detail
                 notBound.append("\(addresses[index].text): \(failure.detail)")
@@ -65,21 +69,24 @@ public final class TLSListener: Sendable {
         return TLSListener(port: boundPort, addresses: bound, addressesNotBound: notBound, context: context, sockets: sockets)
     }
 
-    private struct BindFailure: Error { var detail: String }
+    private struct BindFailure: Error {
+        var code: Int32
+        var detail: String { SocketSupport.errnoText(code) }
+    }
 
     /// One listening socket on `address`: the socket, its numeric address and its port.
     private static func listenOn(_ address: SocketSupport.Address, v6Only: Bool,
                                  backlog: Int32) -> Result<(SocketHandle, String, UInt16), BindFailure> {
         let fd = SocketSupport.makeSocket(family: address.family)
-        guard fd >= 0 else { return .failure(BindFailure(detail: SocketSupport.errnoText())) }
+        guard fd >= 0 else { return .failure(BindFailure(code: errno)) }
         let socket = SocketHandle(fd: fd)
         // A restarted service must be able to bind again while old connections linger in TIME_WAIT.
         SocketSupport.setOption(fd, SOL_SOCKET, SO_REUSEADDR, 1)
         if v6Only && address.family == AF_INET6 { SocketSupport.setOption(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, 1) }
         guard SocketSupport.bind(fd, address), listen(fd, backlog) == 0, let port = SocketSupport.localPort(fd) else {
-            let detail = SocketSupport.errnoText()
+            let code = errno
             socket.close()
-            return .failure(BindFailure(detail: detail))
+            return .failure(BindFailure(code: code))
         }
         SocketSupport.setNonBlocking(fd)
         return .success((socket, SocketSupport.localAddressText(fd) ?? address.text, port))

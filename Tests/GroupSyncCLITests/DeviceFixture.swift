@@ -16,6 +16,8 @@ final class TestDevice {
     /// namespace (`netns`), where the daemon then runs.
     var host = "127.0.0.1"
     var netns: String?
+    /// Starts `serve` without `--listen`, at its default (port 22100, which only a namespace of its own has free).
+    var listensByDefault = false
 
     init(_ name: String, in folder: TemporaryFolder) throws {
         self.name = name
@@ -44,7 +46,7 @@ final class TestDevice {
 
     /// Starts `serve`; the first start picks a free port, later starts reuse it so peers can redial.
     func start(environment extra: [String: String] = [:]) throws {
-        let serve = ["--home", cli.home, "serve", "--listen", "\(host):\(port)"]
+        let serve = ["--home", cli.home, "serve"] + (listensByDefault ? [] : ["--listen", "\(host):\(port)"])
         // `ip netns exec` execs the daemon in place: the process is the daemon, so signals reach it.
         let (executable, arguments) = netns.map { ("/usr/sbin/ip", ["netns", "exec", $0, GroupSyncBinary.path] + serve) }
             ?? (GroupSyncBinary.path, serve)

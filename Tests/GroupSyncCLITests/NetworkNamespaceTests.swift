@@ -51,37 +51,70 @@ import Testing
         }
     }
 
-    /// A daemon told to listen on a name with two addresses (::1 and 127.0.0.1, in its host's own hosts file)
-    /// listens on both, and status lists both: a peer paired with either address reaches it. Found by review:
-    /// only the name's first address was listened on, and a peer paired with the other was refused.
+    /// A daemon told to listen on a name with several addresses (::1 and 127.0.0.1 in its host's own hosts
+    /// file, and 10.99.99.99, which is not this host's) listens on each it can and says which it cannot: a peer
+    /// paired with either loopback address reaches it. Found by review: only the name's first address was
+    /// listened on, and a peer paired with another was refused.
     @Test func aNameIsListenedOnAtEachOfItsAddresses() throws {
-        let lan = try VirtualLAN.make(hosts: 1, hostsFile: "127.0.0.1 twofold.test\n::1 twofold.test\n")
+        let lan = try VirtualLAN.make(hosts: 1, hostsFile: "127.0.0.1 several.test\n::1 several.test\n10.99.99.99 several.test\n")
         defer { lan.destroy() }
         let folder = TemporaryFolder()
-        let named = try TestDevice("named", in: folder), overIPv4 = try TestDevice("v4", in: folder), overIPv6 = try TestDevice("v6", in: folder)
-        let devices = [named, overIPv4, overIPv6]
-        defer { for device in devices { device.stop(signal: SIGKILL) } }
-        for (device, host, port) in [(named, "twofold.test", 22100), (overIPv4, "127.0.0.1", 22101), (overIPv6, "[::1]", 22102)] {
-            device.netns = lan.hosts[0]
-            device.host = host
-            device.port = UInt16(port)
-            try device.start()
+        let named = try TestDevice("named", in: folder)
+        defer { named.stop(signal: SIGKILL) }
+        named.netns = lan.hosts[0]
+        named.host = "several.test"
+        named.port = 22100
+        try named.start()
+        try expectListening(named, on: ["127.0.0.1:22100", "[::1]:22100"])
+        #expect(named.log.contains("event=listen-address-not-bound host=several.test address=\"10.99.99.99:22100: "), "\(named.log)")
+        try expectReached(named, from: ["127.0.0.1:22100", "[::1]:22100"], on: lan, in: folder)
+    }
+
+    /// Without --listen the daemon listens on every interface of both families, one socket each, and peers
+    /// reach it over IPv4 and IPv6 (it listened on 0.0.0.0 only).
+    @Test func byDefaultEveryInterfaceOfBothFamiliesIsListenedOn() throws {
+        let lan = try VirtualLAN.make(hosts: 1)
+        defer { lan.destroy() }
+        let folder = TemporaryFolder()
+        let device = try TestDevice("default", in: folder)
+        defer { device.stop(signal: SIGKILL) }
+        device.netns = lan.hosts[0]
+        device.listensByDefault = true
+        try device.start()
+        try expectListening(device, on: ["0.0.0.0:22100", "[::]:22100"])
+        try expectReached(device, from: ["127.0.0.1:22100", "[::1]:22100", "\(lan.address(0)):22100"], on: lan, in: folder)
+    }
+
+    private func expectListening(_ device: TestDevice, on addresses: Set<String>) throws {
+        let status = try device.status()
+        guard case .array(let listening)? = status["listenAddresses"] else { Issue.record("no listenAddresses in \(status)"); return }
+        #expect(Set(listening.compactMap { if case .string(let text) = $0 { text } else { nil } }) == addresses)
+        let text = try device.cli.run("status").stdout
+        #expect(addresses.allSatisfy { text.contains($0) } && text.contains("listening on"), "\(text)")
+    }
+
+    /// One peer per address, each paired with `device` at that address only, writes a key that must reach
+    /// `device`. `device` has them at a port nobody listens on, so each connection is one the peer made.
+    private func expectReached(_ device: TestDevice, from addresses: [String], on lan: VirtualLAN, in folder: TemporaryFolder) throws {
+        let peers = try addresses.indices.map { i -> TestDevice in
+            let peer = try TestDevice("peer\(i)", in: folder)
+            peer.netns = lan.hosts[0]
+            peer.host = "127.0.0.1"
+            peer.port = UInt16(22101 + i)
+            return peer
         }
-        guard case .array(let listening)? = try named.status()["listenAddresses"] else { Issue.record("no listenAddresses"); return }
-        #expect(Set(listening) == [.string("127.0.0.1:22100"), .string("[::1]:22100")])
-        let text = try named.cli.run("status").stdout
-        #expect(text.contains("listening on [::1]:22100 and 127.0.0.1:22100") || text.contains("listening on 127.0.0.1:22100 and [::1]:22100"), "\(text)")
-        // The named device dials neither (nobody listens at port 9), so each connection is one the peer made.
-        for (peer, address) in [(overIPv4, "127.0.0.1:22100"), (overIPv6, "[::1]:22100")] {
-            for (device, arguments) in [(named, ["peer", "add", peer.id, "127.0.0.1:9", "--name", peer.name]),
-                                        (peer, ["peer", "add", named.id, address, "--name", named.name]),
-                                        (peer, ["set", "group.test", "from-\(peer.name)", "1"])] {
-                let result = try device.cli.run(arguments)
+        defer { for peer in peers { peer.stop(signal: SIGKILL) } }
+        for (peer, address) in zip(peers, addresses) {
+            try peer.start()
+            for (side, arguments) in [(device, ["peer", "add", peer.id, "127.0.0.1:9", "--name", peer.name]),
+                                      (peer, ["peer", "add", device.id, address, "--name", device.name]),
+                                      (peer, ["set", "group.test", "from-\(peer.name)", address])] {
+                let result = try side.cli.run(arguments)
                 #expect(result.status == 0, "\(arguments): \(result.stderr)")
             }
         }
-        for peer in [overIPv4, overIPv6] {
-            #expect(try named.await("from-\(peer.name)", equals: "1", timeout: 10) != nil, "\(peer.name) reached the named device\n\(named.log)\n\(peer.log)")
+        for (peer, address) in zip(peers, addresses) {
+            #expect(try device.await("from-\(peer.name)", equals: address, timeout: 10) != nil, "a peer dialing \(address)\n\(device.log)\n\(peer.log)")
         }
     }
 

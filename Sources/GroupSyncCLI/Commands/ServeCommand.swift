@@ -13,9 +13,9 @@ enum ServeCommand: Command {
         any process on this machine reach connected peers within milliseconds. Logs one line per event to
         stderr. Stops cleanly on SIGTERM, SIGINT or SIGHUP. One daemon per home.
 
-          --listen HOST:PORT  where to accept peers (default 0.0.0.0:\(ListenAddress.defaultPort); port 0 picks a free one;
-                              a name is listened on at each of its addresses, which status shows; [::] alone
-                              takes IPv6 and IPv4)
+          --listen HOST:PORT  where to accept peers (default :\(ListenAddress.defaultPort), every interface: 0.0.0.0 and [::]);
+                              :PORT is every interface, 0.0.0.0:PORT every IPv4 one; port 0 picks a free one;
+                              a name is listened on at each of its addresses; status shows what is bound
           --max-clock-drift SECONDS
                               refuse entries stamped further ahead of this device's clock, and sessions with a
                               peer whose clock is further off (default 300); refused entries are offered again
@@ -29,7 +29,7 @@ enum ServeCommand: Command {
         var listen = ListenAddress.default
         if let text = arguments.value("--listen") {
             do throws(ListenAddress.Problem) {
-                listen = try ListenAddress(validating: text)
+                listen = try ListenAddress(validating: text, defaultHost: ListenAddress.everyInterface)
             } catch {
                 throw .badInput("--listen expects HOST:PORT, [IPv6]:PORT or :PORT: \(error)")
             }

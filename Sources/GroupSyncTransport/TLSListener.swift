@@ -44,29 +44,60 @@ public final class TLSListener: Sendable {
     /// and when another program holds the port on any of them, since a peer dialing that one would reach it.
     public static func bind(host: String, port: UInt16, context: TLSContext,
                             backlog: Int32 = 128) throws(TransportError) -> TLSListener {
-        var addresses = try SocketSupport.resolve(host: host, port: port, passive: true)
-        // Several addresses: an IPv6 wildcard must not also claim IPv4's, or the IPv4 wildcard beside it could
-        // not bind ("" resolves to both). One address alone keeps the system's default, so "::" serves both.
-        let v6Only = addresses.count > 1
-        var sockets: [SocketHandle] = [], bound: [String] = [], notBound: [String] = []
-        var boundPort = port, lastFailure = "no address to bind"
-        for index in addresses.indices {
-            if boundPort != port { addresses[index].port = boundPort }
-            switch listenOn(addresses[index], v6Only: v6Only, backlog: backlog) {
-            case .success(let (socket, text, actualPort)):
-                sockets.append(socket)
-                bound.append(text)
-                boundPort = actualPort
-            case .failure(let failure) where failure.code == EADDRINUSE:
-                for socket in sockets { socket.close() }
-                throw .bindFailed(host: addresses.count > 1 ? addresses[index].hostText : host, port: boundPort, detail: failure.detail)
-            case .failure(let failure):
-                lastFailure = failure.detail
-                notBound.append("\(addresses[index].text): \(failure.detail)")
+        let resolved = try SocketSupport.resolve(host: host, port: port, passive: true)
+        // Port 0 on several addresses: the port the kernel picked on the first may be another program's on a
+        // later one. Then the port is picked again, starting from the next address, since the kernel tends to
+        // pick the same port again for the same family.
+        let picks = port == 0 && resolved.count > 1 ? 4 * resolved.count : 1
+        for pick in 0..<picks {
+            switch listenOnEach(resolved, startingAt: pick % resolved.count, port: port, backlog: backlog) {
+            case .listening(let sockets, let addresses, let notBound, let boundPort):
+                return TLSListener(port: boundPort, addresses: addresses, addressesNotBound: notBound, context: context, sockets: sockets)
+            case .portTaken(let address, let takenPort, let detail):
+                if port == 0 && takenPort != 0 && pick + 1 < picks { continue }
+                throw .bindFailed(host: resolved.count > 1 ? address.hostText : host, port: takenPort, detail: detail)
+            case .noAddress(let detail):
+                throw .bindFailed(host: host, port: port, detail: detail)
             }
         }
-        guard !sockets.isEmpty else { throw .bindFailed(host: host, port: port, detail: lastFailure) }
-        return TLSListener(port: boundPort, addresses: bound, addressesNotBound: notBound, context: context, sockets: sockets)
+        throw .bindFailed(host: host, port: port, detail: "no address to bind")
+    }
+
+    private enum Binding {
+        /// The sockets and their numeric addresses in the resolver's order, the addresses left out with why, the port.
+        case listening([SocketHandle], [String], [String], UInt16)
+        /// Another program holds the port on this address; nothing is left bound.
+        case portTaken(SocketSupport.Address, UInt16, String)
+        /// No address could be listened on, for this last reason.
+        case noAddress(String)
+    }
+
+    /// Binds each address, `start` first, on one port (the first's, when `port` is 0).
+    private static func listenOnEach(_ resolved: [SocketSupport.Address], startingAt start: Int, port: UInt16,
+                                     backlog: Int32) -> Binding {
+        // Several addresses: an IPv6 wildcard must not also claim IPv4's, or the IPv4 wildcard beside it could
+        // not bind ("" resolves to both). One address alone keeps the system's default, so "::" serves both.
+        let v6Only = resolved.count > 1
+        var bound: [(socket: SocketHandle, text: String)?] = Array(repeating: nil, count: resolved.count)
+        var notBound: [String] = [], boundPort = port, lastFailure = "no address to bind"
+        for index in resolved.indices.map({ ($0 + start) % resolved.count }) {
+            var address = resolved[index]
+            if boundPort != port { address.port = boundPort }
+            switch listenOn(address, v6Only: v6Only, backlog: backlog) {
+            case .success(let (socket, text, actualPort)):
+                bound[index] = (socket, text)
+                boundPort = actualPort
+            case .failure(let failure) where failure.code == EADDRINUSE:
+                for case let held? in bound { held.socket.close() }
+                return .portTaken(address, boundPort, failure.detail)
+            case .failure(let failure):
+                lastFailure = failure.detail
+                notBound.append("\(address.text): \(failure.detail)")
+            }
+        }
+        let listening = bound.compactMap { $0 }
+        guard !listening.isEmpty else { return .noAddress(lastFailure) }
+        return .listening(listening.map(\.socket), listening.map(\.text), notBound, boundPort)
     }
 
     private struct BindFailure: Error {

@@ -85,6 +85,32 @@ import Testing
         try expectReached(device, from: ["127.0.0.1:22100", "[::1]:22100", "\(lan.address(0)):22100"], on: lan, in: folder)
     }
 
+    /// Port 0 on every interface: the port the kernel picks for IPv4 may be taken on IPv6 by another program
+    /// (here, 40001 of the two ephemeral ports, held IPv6-only, which the kernel picks for IPv4 every time);
+    /// the daemon then picks again, from the IPv6 address, rather than fail.
+    @Test func portZeroIsPickedAgainWhenTakenOnTheOtherFamily() throws {
+        let lan = try VirtualLAN.make(hosts: 1)
+        defer { lan.destroy() }
+        try VirtualLAN.run("netns", "exec", lan.hosts[0], "/usr/sbin/sysctl", "-q", "-w", "net.ipv4.ip_local_port_range=40000 40001")
+        let holder = try ChildProcess("/usr/sbin/ip", ["netns", "exec", lan.hosts[0], "/usr/bin/python3", "-c", """
+            import socket, sys
+            s = socket.socket(socket.AF_INET6)
+            s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            s.bind(("::", 40001)); s.listen(); print("held", flush=True); sys.stdin.read()
+            """], stdin: .pipe, stdout: .pipe)
+        defer { holder.signal(SIGKILL); _ = holder.waitForExit() }
+        #expect(try holder.readLine() == "held")
+        let folder = TemporaryFolder()
+        for round in 0..<3 {
+            let device = try TestDevice("d\(round)", in: folder)
+            defer { device.stop(signal: SIGKILL) }
+            device.netns = lan.hosts[0]
+            device.host = ""
+            try device.start()
+            try expectListening(device, on: ["0.0.0.0:40000", "[::]:40000"])
+        }
+    }
+
     private func expectListening(_ device: TestDevice, on addresses: Set<String>) throws {
         let status = try device.status()
         guard case .array(let listening)? = status["listenAddresses"] else { Issue.record("no listenAddresses in \(status)"); return }

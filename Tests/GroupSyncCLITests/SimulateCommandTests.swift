@@ -23,6 +23,20 @@ import Testing
         #expect(result.stderr.split(separator: "\n").count == 1)
     }
 
+    /// The replay a failure prints carries the scenario's options, so that it fails the same way (found by
+    /// review: it printed `--seed N` alone, which ran the default scenario and passed).
+    @Test func thePrintedReplayOfAFailingSeedFailsAlike() throws {
+        let result = try cli.run("simulate", "--no-faults", "--skew", "900", "--replicas", "3", "--seeds", "2", "--operations", "10", "--jobs", "1")
+        #expect(result.status == 4, "\(result.stdout)\(result.stderr)")
+        guard let line = result.stdout.split(separator: "\n").first(where: { $0.contains("FAILED") && $0.contains("replay with ") }),
+              let seed = line.split(separator: " ").dropFirst().first else { Issue.record("no replay line in \(result.stdout)"); return }
+        let replay = String(line[line.range(of: "replay with ")!.upperBound...])
+        #expect(replay == "--seed \(seed) --no-faults --replicas 3 --operations 10 --skew 900")
+        #expect(result.stderr.contains("--seed N --no-faults --replicas 3 --operations 10 --skew 900 --trace"), "\(result.stderr)")
+        let again = try cli.run(["simulate"] + replay.split(separator: " ").map(String.init))
+        #expect(again.status == 4 && again.stdout.contains("seed \(seed) FAILED"), "\(again.stdout)")
+    }
+
     @Test func oneSeedWithTraceShowsEveryEvent() throws {
         let result = try cli.run("simulate", "--seed", "5", "--replicas", "3", "--operations", "10", "--minutes", "2", "--trace")
         #expect(result.status == 0)

@@ -49,10 +49,13 @@ enum SimulateCommand: Command {
         and the report says so.
         """
     static let flags = FlagSpec.with(
-        valued: ["--replicas", "--seeds", "--first-seed", "--seed", "--operations", "--minutes", "--partition-rate",
-                 "--drop-rate", "--dup-rate", "--reorder-rate", "--delay-rate", "--max-delay", "--crash-rate", "--reset-rate",
-                 "--visible-loss-rate", "--skew", "--jump-rate", "--jobs"],
+        valued: Set(["--seeds", "--first-seed", "--seed", "--jobs"] + scenarioFlags),
         switches: ["--no-faults", "--trace"])
+
+    /// The options that shape each seed's scenario (not which seeds run, or how): a replay repeats them.
+    private static let scenarioFlags = ["--replicas", "--operations", "--minutes", "--partition-rate", "--drop-rate", "--dup-rate",
+                                        "--reorder-rate", "--delay-rate", "--max-delay", "--crash-rate", "--reset-rate",
+                                        "--visible-loss-rate", "--skew", "--jump-rate"]
 
     static func run(_ arguments: ParsedArguments, _ invocation: Invocation) throws(CLIError) {
         _ = try arguments.positionals()
@@ -86,7 +89,9 @@ enum SimulateCommand: Command {
         var jobs = max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
         if let text = arguments.value("--jobs") { jobs = Int(try integer(text, "--jobs", 1...256)) }
 
-        var report = SimulationReport(options: options)
+        let replayOptions = (arguments.has("--no-faults") ? " --no-faults" : "")
+            + scenarioFlags.compactMap { flag in arguments.value(flag).map { " \(flag) \($0)" } }.joined()
+        var report = SimulationReport(options: options, replayOptions: replayOptions)
         report.results = runSeeds(first: first, count: Int(count), options: options, jobs: jobs)
         if arguments.has("--trace") && !single {
             // Replay the failures with tracing: a seed replays exactly, so the trace shows what went wrong.
@@ -102,7 +107,7 @@ enum SimulateCommand: Command {
         Console.out(report.text)
         if !report.failed.isEmpty {
             let seeds = report.failed.prefix(5).map { "\($0.seed)" }.joined(separator: ", ")
-            throw .verificationFailed("\(report.failed.count) of \(report.results.count) seeds did not converge or broke a promise (first: \(seeds)); replay one with --seed N --trace")
+            throw .verificationFailed("\(report.failed.count) of \(report.results.count) seeds did not converge or broke a promise (first: \(seeds)); replay one with --seed N\(replayOptions) --trace")
         }
     }
 

@@ -69,8 +69,14 @@ public struct SimulationStats: Sendable, Equatable {
 public struct SimulationReport: Sendable {
     public var options: SimulationOptions
     public var results: [SimulationResult] = []
+    /// The options that made the scenario, as given on the command line (" --skew 400 --replicas 3"), which a
+    /// replay of one seed needs too: without them `--seed N` runs another scenario (found by review).
+    public var replayOptions: String
 
-    public init(options: SimulationOptions) { self.options = options }
+    public init(options: SimulationOptions, replayOptions: String = "") {
+        self.options = options
+        self.replayOptions = replayOptions
+    }
 
     public var failed: [SimulationResult] { results.filter { !$0.passed } }
 
@@ -107,7 +113,7 @@ public struct SimulationReport: Sendable {
         ]
         for result in failed {
             lines.append("")
-            lines.append("seed \(result.seed) FAILED (\(result.replicas) replicas): replay with --seed \(result.seed)")
+            lines.append("seed \(result.seed) FAILED (\(result.replicas) replicas): replay with --seed \(result.seed)\(replayOptions)")
             for failure in result.failures.prefix(10) { lines.append("  - \(failure)") }
             if result.failures.count > 10 { lines.append("  … and \(result.failures.count - 10) more") }
         }

@@ -35,6 +35,18 @@ import Testing
         #expect(Simulator.run(seed: 7, options: options).trace.contains { $0.contains("balance spend") })
     }
 
+    /// Extensions and usage thresholds, genuine and phantom, happen in the runs: granted, refused at the cap,
+    /// and each kind of usage recorded, some of it by more than one device.
+    @Test func extensionsAndUsageAreInTheRuns() {
+        var options = Self.ci
+        options.trace = true
+        let trace = (0..<20 as Range<UInt64>).flatMap { Simulator.run(seed: $0, options: options).trace }
+        for expected in ["balance policy", "extend: granted", "extend: capReached", "extend: noSlotHere", "genuine monitor", "phantom monitor",
+                         "too-early", "phantom-burst", "genuine charged"] {
+            #expect(trace.contains { $0.contains(expected) }, "no '\(expected)' in 20 seeds")
+        }
+    }
+
     /// Found by the balance workload: a device whose store was moved aside wrote its earned total afresh from
     /// zero, and that newer, smaller total replaced the one its peers held. Seed 743 of the default run showed
     /// it first, 33 and 47 after the sessions began skipping echoes unread (which moved every run's timing);

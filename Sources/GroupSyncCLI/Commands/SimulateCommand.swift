@@ -13,12 +13,14 @@ enum SimulateCommand: Command {
         usage: groupsync simulate [--replicas N|A-B] [--seeds S] [--first-seed N | --seed N] [FAULT OPTIONS]
 
         Runs the real replication state machines and in-memory stores of N devices over a simulated network
-        and clock, once per seed. During a fault phase apps write and delete on random devices while the
-        network partitions, loses, duplicates, reorders and delays frames, devices crash and restart from
-        what was on disk (some losing a write or batch already visible and forwarded, not yet synced), stores
-        are moved aside and refilled, and clocks are skewed and jump by minutes. Then everything heals, and
+        and clock, once per seed. During a fault phase apps write and delete on random devices, and use the
+        balance (policy, earn, spend, extend, usage thresholds genuine and phantom), while the network
+        partitions, loses, duplicates, reorders and delays frames, devices crash and restart from what was
+        on disk (some losing a write or batch already visible and forwarded, not yet synced), stores are
+        moved aside and refilled, and clocks are skewed and jump by minutes. Then everything heals, and
         each seed must converge: every device holds the same store, every key holds its last write by
-        (hlc, origin), no deleted key comes back, nothing acknowledged is lost. A seed replays exactly:
+        (hlc, origin), no deleted key comes back, nothing acknowledged is lost, and the balance counts every
+        earning, spend, extension and usage once, within its caps. A seed replays exactly:
         rerun a failure with --seed N (add --trace to see every event). Nothing touches this device's home
         or the network.
 

@@ -23,6 +23,12 @@ public final class SimulatedReplica {
     /// Both readings, as the daemon hands them to a session.
     public var sessionTime: SessionTime { SessionTime(monotonicMillis: monotonicMillis, wallMillis: physicalMillis) }
 
+    /// The devices this one is paired with: every other replica of the run.
+    public internal(set) var peers: Set<DeviceID> = []
+    /// Whether this replica's store has read each peer's history at least once (holds a watermark for it), as
+    /// `Store.updateBalance` judges before the balance may be founded here.
+    public var hasReadEveryPeer: Bool { peers.allSatisfy { store.watermark(peer: $0) != nil } }
+
     /// The machine is on: its apps can write.
     public internal(set) var deviceUp = true
     /// The daemon runs: it can hold sessions.

@@ -38,6 +38,7 @@ public enum SimulationWorkloads {
         [
             KeyValueWorkload(),
             BalanceWorkload(),
+            UsageWorkload(),
         ]
     }
 }

@@ -85,6 +85,7 @@ public final class Simulator {
             replicas.append(SimulatedReplica(index: index, device: device, storeID: "r\(index)-\(random.next() % 1_000_000)",
                                              skewMillis: skew, time: time))
         }
+        for replica in replicas { replica.peers = Set(replicas.map(\.device)).subtracting([replica.device]) }
         for a in 0..<count {
             for b in (a + 1)..<max(a + 1, count) {
                 let latency = Int64.random(in: 1...max(1, options.maxLatencyMillis), using: &random)

@@ -586,7 +586,7 @@ public final class Daemon: @unchecked Sendable {
                 let known = live?.carryingOver(from: lastKnown[device.id]) ?? lastKnown[device.id]
                 // A live session recounts as changes come: its count stands. An ended one's, or the last one's
                 // while a new session has not counted yet, is counted on.
-                let pending = if let counted = live?.countedPending { counted } else { head.flatMap { known?.pendingChanges(head: $0) } }
+                let pending = if let counted = live?.countedPending { counted } else { head.map { SessionStatus.pending(known, head: $0) } }
                 return StatusReport.Peer(id: device.id, name: device.name, address: device.address,
                                          connected: live?.isEstablished ?? false,
                                          lastSyncMillis: known?.lastSyncMillis, clockOffsetMillis: known?.clockOffsetMillis,

@@ -78,7 +78,7 @@ import GroupSyncCore
     }
 
     /// `status` tells how many changes wait for a peer that is away (issue #3): writes made after its session
-    /// ended count, and a peer never reached since the daemon started has no count rather than a false 0.
+    /// ended count, and for a peer never reached, every change does.
     @Test func statusCountsWhatWaitsForAPeerThatIsAway() throws {
         let folder = TemporaryFolder()
         let a = try TestDevice("a", in: folder), b = try TestDevice("b", in: folder), never = try TestDevice("never", in: folder)
@@ -101,7 +101,9 @@ import GroupSyncCore
             return
         }
         #expect(pending >= 5, "five writes wait for b")
-        #expect(try peer("never")["pendingChanges"] == nil, "never reached: no count, not 0")
+        // Never reached: it has acknowledged nothing, so every change of a's waits for it, pairing records included.
+        guard case .int(let waiting)? = try peer("never")["pendingChanges"] else { Issue.record("no count for a peer never reached"); return }
+        #expect(waiting >= 6 && waiting > pending, "all of a's changes wait for a peer never reached")
 
         // b comes back, then unpairs a while both run: a's sessions now end right after the TLS handshake,
         // before they learn anything, and must not make a's status forget b's last sync or what waits for it.
@@ -402,15 +404,30 @@ import GroupSyncCore
         #expect(a.daemon?.isRunning == true)
     }
 
-    @Test func statusShowsARunningDaemonWhoseNeverSyncedPeerHasNullFields() throws {
+    /// A peer never reached has learned nothing (null last sync and offset) and lacks every change: status
+    /// counts each one, with the daemon running and without it (found by review: pending was null).
+    @Test func statusShowsANeverSyncedPeerWithNullFieldsAndEveryChangePending() throws {
         let folder = TemporaryFolder()
         let a = try TestDevice("a", in: folder), offline = try TestDevice("offline", in: folder)
         try a.start()
         try a.cli.run("peer", "add", offline.id, "127.0.0.1:9", "--name", "offline")
+        func pending() throws -> Int64? {
+            guard case .array(let peers)? = try a.status()["peers"], case .dictionary(let peer)? = peers.first,
+                  case .int(let count)? = peer["pendingChanges"] else { return nil }
+            return count
+        }
+        let before = try #require(try pending(), "pendingChanges is a number for a peer never reached")
+        for i in 0..<3 { try a.cli.run("set", "group.test", "k\(i)", "v") }
+        try a.cli.run("set", "group.test", "k0", "again")
+        #expect(try pending() == before + 4)
         let text = try a.cli.run("status").stdout
-        #expect(text.contains("running, listening on"), "\(text)")
+        #expect(text.contains("running, listening on") && text.contains("disconnected  \(before + 4) pending"), "\(text)")
         let json = try a.cli.run("status", "--json").stdout
-        #expect(json.contains(#""running":true"#) && json.contains(#""lastSync":null"#) && json.contains(#""connected":false"#), "\(json)")
+        #expect(json.contains(#""running":true"#) && json.contains(#""lastSync":null"#) && json.contains(#""connected":false"#)
+                && json.contains(#""clockOffsetMillis":null"#), "\(json)")
+        a.stop()
+        try a.cli.run("set", "group.test", "k4", "v")
+        #expect(try pending() == before + 5, "without the daemon")
     }
 
     @Test func aSecondDaemonOnTheSameHomeIsRefused() throws {

@@ -40,6 +40,8 @@ import Testing
         let saved = try #require(try store.savedSyncStatuses()[StoreTests.other])
         #expect(saved.lastSyncMillis == nil && saved.clockOffsetMillis == nil)
         #expect(saved.pendingChanges(head: 10) == nil, "never counted: no count, not 0")
+        // What status shows for it, and for a peer no session ever ran with: every position, none acknowledged.
+        #expect(SessionStatus.pending(saved, head: 10) == 10 && SessionStatus.pending(nil, head: 7) == 7)
     }
 
     @Test func anUnpairedDeviceKeepsNoStatusAndStartsAfreshWhenPairedAgain() throws {

@@ -16,7 +16,8 @@ enum StatusCommand: Command {
         device's store: its own writes, what it relays from other devices, and GroupSync's own records such
         as the balance's). Without a running daemon, the peers are
         listed as disconnected with what the daemon knew when its last session with each ended, and every
-        write made since counted as pending; a field never learned (a peer never reached) is null.
+        write made since counted as pending. A peer never reached has every change pending; its other
+        fields it never learned (last sync, clock offset) are null.
         While the daemon runs, a peer it cannot sync with also shows its last error: why the last connection
         attempt or session failed (the peer unreachable, a clock too far off, a full disk); null while
         connected, and without a daemon.
@@ -55,7 +56,7 @@ enum StatusCommand: Command {
         let report = StatusReport(device: context.deviceID, name: name, listen: nil, running: running, answering: false, peers: devices.map {
             let known = remembered[$0.id]
             return StatusReport.Peer(id: $0.id, name: $0.name, address: $0.address, connected: false, lastSyncMillis: known?.lastSyncMillis,
-                                     clockOffsetMillis: known?.clockOffsetMillis, pendingChanges: known?.pendingChanges(head: head))
+                                     clockOffsetMillis: known?.clockOffsetMillis, pendingChanges: SessionStatus.pending(known, head: head))
         })
         Console.out(arguments.has("--json") ? report.json : report.text)
     }

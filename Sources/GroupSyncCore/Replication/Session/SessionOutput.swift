@@ -55,6 +55,14 @@ public struct SessionStatus: Equatable, Sendable {
         return pendingCount + Int(clamping: max(0, head - counted))
     }
 
+    /// What is pending for a peer whose last status is `status` (nil when no session with it ever ran) now that
+    /// our head is `head`: `pendingChanges(head:)`, or, never counted, every position, since the peer has
+    /// acknowledged none of them (found by review: a device paired and not reached yet showed null, when its
+    /// catch-up is everything).
+    public static func pending(_ status: SessionStatus?, head: Int64) -> Int {
+        status?.pendingChanges(head: head) ?? Int(clamping: max(0, head))
+    }
+
     public var isConnected: Bool { phase == .handshaking || phase == .established }
 
     /// This status, with what it never learned taken from `earlier`, the peer's status from before: a session

@@ -52,10 +52,31 @@ extension Store {
         return statuses
     }
 
-    /// Forgets `peer`'s kept status; for `unpair`, inside its transaction.
+    /// Forgets `peer`'s kept status, and that we caught up with it; for `unpair`, inside its transaction.
     func forgetSyncStatus(_ peer: DeviceID) throws(StoreError) {
-        let statement = try cached("DELETE FROM meta WHERE name = ?1")
+        let statement = try cached("DELETE FROM meta WHERE name IN (?1, ?2)")
         statement.bind(1, Self.syncStatusName(peer))
+        statement.bind(2, Self.caughtUpName(peer))
         try statement.run()
+    }
+
+    // MARK: Caught up once
+
+    private static func caughtUpName(_ peer: DeviceID) -> String { "caught_up:" + peer.description }
+
+    /// Whether this store has read `peer`'s history up to the head the peer announced, at least once
+    /// (`ReplicaStore.hasCaughtUp`). A row of `meta`, like the statuses, so the schema does not change.
+    public func hasCaughtUp(peer: DeviceID) throws(StoreError) -> Bool {
+        let statement = try cached("SELECT 1 FROM meta WHERE name = ?1")
+        defer { statement.reset() }
+        statement.bind(1, Self.caughtUpName(peer))
+        return try statement.step()
+    }
+
+    /// Saved without an fsync: lost to a power cut, it only waits for the next catch-up.
+    public func recordCaughtUp(peer: DeviceID) throws(StoreError) {
+        let statement = try cached("INSERT INTO meta(name, value) VALUES (?1, 1) ON CONFLICT(name) DO NOTHING")
+        statement.bind(1, Self.caughtUpName(peer))
+        try database.unsyncedTransaction { () throws(StoreError) in try statement.run() }
     }
 }

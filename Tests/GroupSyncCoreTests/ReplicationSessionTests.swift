@@ -323,6 +323,42 @@ import Testing
         #expect(ReplicationFixtures.converged([a, b]))
     }
 
+    /// A store has caught up with a peer once it has read the peer's history up to the head the peer's hello
+    /// announced: not at the first batch (a store moved aside founded the balance a second time in that
+    /// window, found by the simulator), and at once when there is nothing to read. A peer whose hello
+    /// announces no head (an earlier groupsync) counts as caught up once a watermark is held, as before.
+    @Test func caughtUpMeansReadUpToTheHeadThePeerAnnounced() {
+        var configuration = SessionConfiguration()
+        configuration.batchSize = 10
+        configuration.maxBatchesInFlight = 3
+        let net = ReplicationNetwork()
+        let a = net.addNode("a"), b = net.addNode("b")
+        for k in 0..<100 { net.set(a, "k\(k)", .int(Int64(k))) }
+        let link = net.link(a, b, configuration: configuration)
+        net.connect(link)
+        net.deliver(link, to: 0)  // b's hello: a starts sending
+        link.held[0] = true  // b's acks do not reach a, so a sends 30 entries and waits
+        net.runUntilQuiet()
+        #expect(link.entriesDelivered[1] == 30 && b.store.watermark(peer: a.device)?.sequence == 30)
+        #expect(!b.store.hasCaughtUp(peer: a.device), "30 of 100: not caught up")
+        #expect(a.store.hasCaughtUp(peer: b.device), "b's store is empty: nothing to read")
+        link.held[0] = false
+        net.runUntilQuiet()
+        #expect(b.store.hasCaughtUp(peer: a.device))
+        #expect(link.logs.contains { $0.contains("event=caught-up") && $0.contains("through=100") })
+
+        // From a peer that announces no head, a watermark held is the sign, as before the field.
+        var session = PeerSession(peer: a.device, deviceName: "c", configuration: SessionConfiguration())
+        let c = MemoryReplicaStore(device: b.device, storeID: "c-store")
+        _ = session.start(at: SessionTime(monotonicMillis: 0, wallMillis: 1_700_000_000_000), store: c)
+        let hello = Hello(versions: 1...1, deviceName: "old", storeID: "old-store", physicalMillis: 1_700_000_000_000, resume: nil)
+        _ = session.receive(bytes: MessageCodec.encode(.hello(hello)), at: SessionTime(monotonicMillis: 1, wallMillis: 1_700_000_000_001), store: c)
+        #expect(session.phase == .established && !c.hasCaughtUp(peer: a.device), "no head, no watermark yet")
+        let batch = ChangeBatch(after: 0, through: 0, changes: [])
+        _ = session.receive(bytes: MessageCodec.encode(.changes(batch)), at: SessionTime(monotonicMillis: 2, wallMillis: 1_700_000_000_002), store: c)
+        #expect(c.hasCaughtUp(peer: a.device), "a watermark is held")
+    }
+
     @Test func batchesStayWithinTheFrameLimit() {
         var configuration = SessionConfiguration()
         configuration.maxFrameBytes = 4_096
@@ -801,4 +837,6 @@ final class FailingStore: ReplicaStore {
     func setWatermark(_ watermark: Watermark, peer: DeviceID) throws(Failure) { throw Failure() }
     func sendHorizon(peer: DeviceID) throws(Failure) -> Int64? { throw Failure() }
     func setSendHorizon(_ sequence: Int64, peer: DeviceID) throws(Failure) { throw Failure() }
+    func hasCaughtUp(peer: DeviceID) throws(Failure) -> Bool { throw Failure() }
+    func recordCaughtUp(peer: DeviceID) throws(Failure) { throw Failure() }
 }

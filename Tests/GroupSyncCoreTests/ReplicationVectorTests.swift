@@ -233,7 +233,8 @@ import Testing
             } else { nil }
             return .hello(Hello(versions: UInt32(try m.int("minVersion"))...UInt32(try m.int("maxVersion")),
                                 deviceName: try m.string("deviceName"), storeID: try m.string("storeID"),
-                                physicalMillis: try m.int("physicalMillis"), resume: resume))
+                                physicalMillis: try m.int("physicalMillis"), resume: resume,
+                                head: m["head"] == nil ? nil : try m.int("head")))
         case "changes":
             let changes = try list(m, "changes").map { c in
                 let value: Value? = c["tombstone"] == .bool(true) ? nil : try typedValue(c["value"])

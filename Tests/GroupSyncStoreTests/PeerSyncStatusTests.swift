@@ -32,6 +32,27 @@ import Testing
         #expect(!saved.isConnected)
     }
 
+    /// Founding the balance waits until the store has caught up with every paired device once: a watermark
+    /// (a first batch) is not enough. The record is read by other connections and dropped with the pairing.
+    @Test func theBalanceIsFoundedOnlyOnceCaughtUpWithEveryPeer() throws {
+        let folder = TemporaryFolder()
+        let store = try pairedStore(in: folder)  // `me` has the smaller ID: the device that founds
+        try store.setWatermark(Watermark(storeID: "other-store", sequence: 3), peer: StoreTests.other)
+        func founder() throws -> Bool {
+            try store.updateBalance(nowMillis: 1_700_000_000_000) { book in
+                book.register()
+                return book.ledger.members.values.contains(where: \.founder)
+            }
+        }
+        #expect(try !founder(), "a watermark alone: not caught up")
+        try store.recordCaughtUp(peer: StoreTests.other)
+        let other = try Store(path: folder.path + "/store.db", device: StoreTests.me)
+        #expect(try other.hasCaughtUp(peer: StoreTests.other))
+        #expect(try founder())
+        #expect(try store.unpair(StoreTests.other))
+        #expect(try !store.hasCaughtUp(peer: StoreTests.other), "forgotten with the pairing")
+    }
+
     @Test func aStatusWithNothingLearnedStaysUnknown() throws {
         let folder = TemporaryFolder()
         let store = try pairedStore(in: folder)

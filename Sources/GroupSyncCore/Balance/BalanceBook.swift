@@ -13,7 +13,8 @@ public struct BalanceBook: Sendable {
     /// whose allowance was left unused: the classic way round a screen-time limit.
     public let notBeforeMillis: Int64
     public let calendar: LocalCalendar
-    /// Devices this one is paired with, and whether it has read each one's history at least once:
+    /// Devices this one is paired with, and whether it has caught up with each one at least once (read its
+    /// history up to the head its hello announced, `ReplicaStore.hasCaughtUp`; a first batch is not enough):
     /// only then would it know of an existing founder (see `Membership`).
     public let paired: Set<DeviceID>
     public let syncedWithAllPaired: Bool

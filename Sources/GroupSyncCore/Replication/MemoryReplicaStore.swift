@@ -30,6 +30,7 @@ public final class MemoryReplicaStore: ReplicaStore {
     private var history: [Key?] = []
     private var watermarks: [DeviceID: Watermark] = [:]
     private var sendHorizons: [DeviceID: Int64] = [:]
+    private var caughtUp: Set<DeviceID> = []
     /// Called after each committed transaction.
     public var didCommit: (() -> Void)?
 
@@ -49,17 +50,18 @@ public final class MemoryReplicaStore: ReplicaStore {
         fileprivate let history: [Key?]
         fileprivate let watermarks: [DeviceID: Watermark]
         fileprivate let sendHorizons: [DeviceID: Int64]
+        fileprivate let caughtUp: Set<DeviceID>
 
         /// This state with the send horizons of a later one: only for the simulator's self-test of the checker.
         func keepingSendHorizons(of later: DurableState) -> DurableState {
             DurableState(device: device, storeID: storeID, clock: clock, rows: rows, history: history, watermarks: watermarks,
-                         sendHorizons: later.sendHorizons)
+                         sendHorizons: later.sendHorizons, caughtUp: caughtUp)
         }
     }
 
     public var durableState: DurableState {
         DurableState(device: device, storeID: storeID, clock: clock, rows: rows, history: history, watermarks: watermarks,
-                     sendHorizons: sendHorizons)
+                     sendHorizons: sendHorizons, caughtUp: caughtUp)
     }
 
     /// The store as a restart after a crash finds it.
@@ -71,6 +73,7 @@ public final class MemoryReplicaStore: ReplicaStore {
         history = state.history
         watermarks = state.watermarks
         sendHorizons = state.sendHorizons
+        caughtUp = state.caughtUp
     }
 
     // MARK: Local writes and reads
@@ -125,6 +128,10 @@ public final class MemoryReplicaStore: ReplicaStore {
     public func sendHorizon(peer: DeviceID) -> Int64? { sendHorizons[peer] }
 
     public func setSendHorizon(_ sequence: Int64, peer: DeviceID) { sendHorizons[peer] = sequence }
+
+    public func hasCaughtUp(peer: DeviceID) -> Bool { caughtUp.contains(peer) }
+
+    public func recordCaughtUp(peer: DeviceID) { caughtUp.insert(peer) }
 
     public func setWatermark(_ watermark: Watermark, peer: DeviceID) {
         watermarks[peer] = watermark

@@ -76,4 +76,10 @@ public protocol ReplicaStore: AnyObject {
     /// value: a peer that claims to have read further than that has read a history this store no longer has.
     func sendHorizon(peer: DeviceID) throws(Failure) -> Int64?
     func setSendHorizon(_ sequence: Int64, peer: DeviceID) throws(Failure)
+    /// Whether this store has read `peer`'s history, up to the head the peer announced, at least once: only
+    /// then does it hold what the peer knew, such as who founded the balance (`BalanceBook.register`). A
+    /// watermark alone says only that some of it arrived. Local bookkeeping: a record lost to a power cut
+    /// only waits for the next catch-up.
+    func hasCaughtUp(peer: DeviceID) throws(Failure) -> Bool
+    func recordCaughtUp(peer: DeviceID) throws(Failure)
 }

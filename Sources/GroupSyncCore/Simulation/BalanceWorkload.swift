@@ -33,11 +33,12 @@ public final class BalanceWorkload: SimulationWorkload {
 
     public func perform(on replica: SimulatedReplica, random: inout SeededGenerator) -> String? {
         let now = replica.physicalMillis
-        // Paired with every other replica; founding the balance waits until it has read each one's history, as
-        // in `Store.updateBalance` (without that, two devices that never met would each found one: RELIABILITY.md
-        // limitation 12, which the extension cap below caught when every device counted as synced).
+        // Paired with every other replica; founding the balance waits until it has caught up with each one once,
+        // as in `Store.updateBalance`. The extension cap below caught two ways round it: every device counted as
+        // synced, so two that never met each founded one; and a store moved aside, which counted as synced once
+        // a first batch from each peer was in and founded again before the old founder's record arrived.
         var book = BalanceBook(ledger: BalanceLedger(entries: replica.store.entries), me: Self.account(replica), nowMillis: now,
-                               calendar: .utc, paired: replica.peers, syncedWithAllPaired: replica.hasReadEveryPeer)
+                               calendar: .utc, paired: replica.peers, syncedWithAllPaired: replica.hasCaughtUpWithEveryPeer)
         let line: String
         // A device's first operation sets the run's policy, so that days have an allowance and extensions a
         // cap that every device knows before it extends; later, the allowance may change.

@@ -25,9 +25,9 @@ public final class SimulatedReplica {
 
     /// The devices this one is paired with: every other replica of the run.
     public internal(set) var peers: Set<DeviceID> = []
-    /// Whether this replica's store has read each peer's history at least once (holds a watermark for it), as
-    /// `Store.updateBalance` judges before the balance may be founded here.
-    public var hasReadEveryPeer: Bool { peers.allSatisfy { store.watermark(peer: $0) != nil } }
+    /// Whether this replica's store has caught up with each peer at least once, as `Store.updateBalance`
+    /// judges before the balance may be founded here.
+    public var hasCaughtUpWithEveryPeer: Bool { peers.allSatisfy { store.hasCaughtUp(peer: $0) } }
 
     /// The machine is on: its apps can write.
     public internal(set) var deviceUp = true

@@ -54,7 +54,7 @@ public final class UsageWorkload: SimulationWorkload {
             delivered = Array(fired.shuffled(using: &random).prefix(count)).sorted { $0.at < $1.at }
         }
         var book = BalanceBook(ledger: BalanceLedger(entries: replica.store.entries), me: BalanceWorkload.account(replica), nowMillis: now,
-                               calendar: .utc, paired: replica.peers, syncedWithAllPaired: replica.hasReadEveryPeer)
+                               calendar: .utc, paired: replica.peers, syncedWithAllPaired: replica.hasCaughtUpWithEveryPeer)
         var outcomes: [String] = []
         for event in delivered {
             let threshold = try! UsageThresholdName(parsing: event.event)

@@ -20,7 +20,7 @@ extension Store {
                 }
                 let paired = try pairedDevices().map(\.id)
                 var synced = true
-                for peer in paired where try watermark(peer: peer) == nil { synced = false }
+                for peer in paired where try !hasCaughtUp(peer: peer) { synced = false }
                 // The store's hybrid clock is the latest time this device has seen (its writes and its peers'):
                 // the balance's day does not go back before it when the clock is set back. (A floor from the
                 // boot clock was tried too and taken out: it kept a clock that was ahead for a moment, or at

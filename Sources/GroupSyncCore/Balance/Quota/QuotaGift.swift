@@ -40,8 +40,9 @@ public struct QuotaGift: Equatable, Sendable {
 /// A device taking part in the balance.
 ///
 /// Exactly one device should *found* the balance: it starts with all the quota slices and spreads
-/// them to the others by gifts. A device founds only if it knows no founder, has exchanged data with
-/// every device it is paired with at least once (so it would know of an existing founder), and has the
+/// them to the others by gifts. A device founds only if it knows no founder, has caught up with every
+/// device it is paired with at least once (read its history up to the head it announced, so it would
+/// know of an existing founder; a first batch is not enough, found by the simulator), and has the
 /// smallest ID among the members and paired devices it knows. Two devices that founded apart before
 /// ever meeting both minted allowance for those days; once they meet, the earlier founder (by
 /// `joinedAt`, then ID) is the root for every later day and the other's slices stop counting.

@@ -3,11 +3,12 @@ extension PeerSession {
     mutating func sendHello<S: ReplicaStore>(at now: SessionTime, store: S) throws(CloseReason) {
         localStoreID = store.storeID
         announcedWatermark = try storeCall("reading the watermark") { () throws(S.Failure) in try store.watermark(peer: peer) }
+        let head = try storeCall("reading the last sequence") { () throws(S.Failure) in try store.lastSequence() }
         lastReceivedMonotonic = now.monotonicMillis  // the peer's hello is due within the dead-peer timeout
         lastPingMonotonic = now.monotonicMillis
         phase = .handshaking
         send(.hello(Hello(versions: configuration.versions, deviceName: DeviceName.sendable(deviceName), storeID: localStoreID,
-                          physicalMillis: now.wallMillis, resume: announcedWatermark)))
+                          physicalMillis: now.wallMillis, resume: announcedWatermark, head: head)))
         log("hello-sent", "store=\(quoted(localStoreID)) resume=\(announcedWatermark.map { "\(quoted($0.storeID)):\($0.sequence)" } ?? "none")")
     }
 
@@ -30,6 +31,10 @@ extension PeerSession {
                 log("peer-store-changed", "was=\(quoted(announced.storeID)) now=\(quoted(hello.storeID)) reading=all")
             }
         }
+
+        peerHeadAtHello = hello.head
+        caughtUpRecorded = try storeCall("reading whether we caught up") { () throws(S.Failure) in try store.hasCaughtUp(peer: peer) }
+        try noteCaughtUp(store: store, watermarkHeld: received > 0)
 
         // Where to start sending ours: the peer's word, if it is about this store and not beyond its end.
         let head = try storeCall("reading the last sequence") { () throws(S.Failure) in try store.lastSequence() }

@@ -69,6 +69,7 @@ extension PeerSession {
                 log("refused", "count=\(result.refused.count) first=\(sequence) retry_in_ms=\(ahead - bound + 1) reason=\(quoted(reason.description))")
             }
         }
+        try noteCaughtUp(store: store, watermarkHeld: true)
         lastSyncMillis = now.wallMillis
         // Empty batches (an up-to-date peer moving our watermark past echoes) are routine, not events.
         if !batch.changes.isEmpty { log("applied", "after=\(batch.after) through=\(batch.through) entries=\(batch.changes.count) applied=\(result.applied.count) superseded=\(result.superseded) refused=\(result.refused.count) unstorable=\(result.unstorable.count) watermark=\(received)") }
@@ -94,5 +95,19 @@ extension PeerSession {
             if let reason = reasons[change.entry] { return (change.sequence, reason) }
         }
         return nil
+    }
+
+    /// Records, once, that this store has read the peer's history up to the head its hello announced. From a
+    /// peer that announced none (an earlier groupsync), a watermark held is all there is to go by.
+    mutating func noteCaughtUp<S: ReplicaStore>(store: S, watermarkHeld: Bool) throws(CloseReason) {
+        guard !caughtUpRecorded else { return }
+        if let head = peerHeadAtHello {
+            guard received >= head else { return }
+        } else {
+            guard watermarkHeld else { return }
+        }
+        try storeCall("recording that we caught up") { () throws(S.Failure) in try store.recordCaughtUp(peer: peer) }
+        caughtUpRecorded = true
+        log("caught-up", "through=\(received)")
     }
 }

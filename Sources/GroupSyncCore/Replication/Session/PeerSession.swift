@@ -63,6 +63,10 @@ public struct PeerSession: Sendable {
     /// How far the peer's history is durably applied here: the watermark we store and acknowledge.
     var received: Int64 = 0
     var receivedFirstBatch = false
+    /// The peer's head as its hello announced it (nil from a groupsync before that field), and whether this
+    /// store has caught up with the peer once (`ReplicaStore.hasCaughtUp`).
+    var peerHeadAtHello: Int64?
+    var caughtUpRecorded = false
     /// When to ask again for entries our clock refused, on the monotonic clock like every deadline.
     var retryAtMonotonic: Int64?
     /// An entry was refused and not resent yet: later batches may start beyond the watermark meanwhile.

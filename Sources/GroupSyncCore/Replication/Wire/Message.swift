@@ -66,16 +66,22 @@ public struct Hello: Hashable, Sendable {
     /// How far the sender has read the receiver's history: "I have store `storeID` up to `sequence`".
     /// `nil` when it never read it.
     public var resume: Watermark?
+    /// The sender's last sequence as it sends the hello; `nil` from a groupsync before it (an optional field
+    /// after the others, which earlier readers ignore). A receiver whose watermark reaches it has caught up
+    /// with the sender once, and knows what the sender knew (`ReplicaStore.hasCaughtUp`).
+    public var head: Int64?
 
     /// Device names and store IDs are short labels; the bound keeps logs and status readable.
     public static let maxLabelBytes = 255
 
-    public init(versions: ClosedRange<UInt32>, deviceName: String, storeID: String, physicalMillis: Int64, resume: Watermark?) {
+    public init(versions: ClosedRange<UInt32>, deviceName: String, storeID: String, physicalMillis: Int64, resume: Watermark?,
+                head: Int64? = nil) {
         self.versions = versions
         self.deviceName = deviceName
         self.storeID = storeID
         self.physicalMillis = physicalMillis
         self.resume = resume
+        self.head = head
     }
 }
 

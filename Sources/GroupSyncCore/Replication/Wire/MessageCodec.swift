@@ -36,6 +36,7 @@ public enum MessageCodec {
             } else {
                 w.write(0)
             }
+            if let head = hello.head { w.writeVarint(UInt64(head)) }
         case .changes(let batch):
             var encoder = ChangeBatchEncoder(version: version, after: batch.after, maxPayloadBytes: .max)
             for change in batch.changes { _ = encoder.append(change) }
@@ -120,7 +121,10 @@ public enum MessageCodec {
             case 1: resume = Watermark(storeID: try readLabel(&r, "resume store ID"), sequence: try readSequence(&r))
             case let flag: throw .malformed("resume flag \(flag) is neither 0 nor 1")
             }
-            return .hello(Hello(versions: lowest...highest, deviceName: name, storeID: storeID, physicalMillis: millis, resume: resume))
+            // Optional, and trailing bytes a reader does not understand are ignored (§5.1): a head that does not
+            // read as one is taken as absent.
+            let head = r.isAtEnd ? nil : try? readSequence(&r)
+            return .hello(Hello(versions: lowest...highest, deviceName: name, storeID: storeID, physicalMillis: millis, resume: resume, head: head))
         case .changes:
             let after = try readSequence(&r), through = try readSequence(&r)
             guard after <= through else { throw .malformed("batch ends at \(through), before its start \(after)") }

@@ -300,7 +300,9 @@ import Testing
         #expect(link.framesSent[1].contains(.request(after: 1)))
     }
 
-    @Test func flowControlBoundsBatchesInFlight() {
+    /// a holds 100 entries and sends them to b in batches of 10, at most 3 in flight; b's acks do not reach a
+    /// (`link.held[0]`), so a has sent 30 and waits.
+    static func hundredEntriesSentWithTheAcksHeld() -> (ReplicationNetwork, ReplicationNode, ReplicationNode, ReplicationLink) {
         var configuration = SessionConfiguration()
         configuration.batchSize = 10
         configuration.maxBatchesInFlight = 3
@@ -310,8 +312,13 @@ import Testing
         let link = net.link(a, b, configuration: configuration)
         net.connect(link)
         net.deliver(link, to: 0)  // b's hello: a starts sending
-        link.held[0] = true  // b's acks do not reach a
+        link.held[0] = true
         net.runUntilQuiet()
+        return (net, a, b, link)
+    }
+
+    @Test func flowControlBoundsBatchesInFlight() {
+        let (net, a, b, link) = Self.hundredEntriesSentWithTheAcksHeld()
         let batches = link.framesSent[0].filter { if case .changes = $0 { true } else { false } }
         #expect(batches.count == 3)
         #expect(link.entriesDelivered[1] == 30)
@@ -328,17 +335,7 @@ import Testing
     /// window, found by the simulator), and at once when there is nothing to read. A peer whose hello
     /// announces no head (an earlier groupsync) counts as caught up once a watermark is held, as before.
     @Test func caughtUpMeansReadUpToTheHeadThePeerAnnounced() {
-        var configuration = SessionConfiguration()
-        configuration.batchSize = 10
-        configuration.maxBatchesInFlight = 3
-        let net = ReplicationNetwork()
-        let a = net.addNode("a"), b = net.addNode("b")
-        for k in 0..<100 { net.set(a, "k\(k)", .int(Int64(k))) }
-        let link = net.link(a, b, configuration: configuration)
-        net.connect(link)
-        net.deliver(link, to: 0)  // b's hello: a starts sending
-        link.held[0] = true  // b's acks do not reach a, so a sends 30 entries and waits
-        net.runUntilQuiet()
+        let (net, a, b, link) = Self.hundredEntriesSentWithTheAcksHeld()
         #expect(link.entriesDelivered[1] == 30 && b.store.watermark(peer: a.device)?.sequence == 30)
         #expect(!b.store.hasCaughtUp(peer: a.device), "30 of 100: not caught up")
         #expect(a.store.hasCaughtUp(peer: b.device), "b's store is empty: nothing to read")

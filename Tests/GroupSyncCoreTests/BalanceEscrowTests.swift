@@ -109,6 +109,26 @@ import Testing
         #expect(a.act(at: noon) { $0.extend() } == .capReached(used: 3, max: 3))
     }
 
+    /// Free extension slots are idle rights too: while connected they are spread evenly, so a device that used
+    /// its own can still extend once it goes offline, and the cap still holds across the partition (found by
+    /// review: slots moved only on request, and one device could hold every one left).
+    @Test func freeExtensionSlotsAreSpreadLikeIdleMinutes() {
+        let devices = group(2, maxExtensions: 4)
+        let (a, b) = (devices[0], devices[1])
+        func granted(_ outcome: BalanceBook.ExtendOutcome) -> Bool { if case .granted = outcome { true } else { false } }
+        for _ in 0..<2 { #expect(granted(a.act(at: noon) { $0.extend() })) }
+        #expect(a.summary(at: noon).extensionSlotsHere == 0 && b.summary(at: noon).extensionSlotsHere == 2)
+        settle(devices, at: noon)
+        #expect(a.summary(at: noon).extensionSlotsHere == 1 && b.summary(at: noon).extensionSlotsHere == 1)
+        // Partitioned now: each takes the one it holds, and no more.
+        for d in [a, b] {
+            #expect(granted(d.act(at: noon) { $0.extend() }))
+            #expect(!granted(d.act(at: noon) { $0.extend() }), "one each, no more")
+        }
+        settle(devices, at: noon)
+        #expect(a.summary(at: noon).extensionsToday == 4 && b.summary(at: noon).extensionsToday == 4)
+    }
+
     @Test func aDeviceWithoutASlotGetsOneFromAConnectedPeer() {
         let devices = group(2, maxExtensions: 2)
         let (a, b) = (devices[0], devices[1])

@@ -1,6 +1,7 @@
 /// What the daemon's balance agent does on every change: spread quota slices to new members, answer
 /// requests, refund expired day rights to devices that dipped into earned minutes, and keep idle
-/// rights spread over the connected devices so each could spend an even share if it went offline.
+/// rights (minutes and extension slots) spread over the connected devices so each could spend an even
+/// share if it went offline.
 ///
 /// Every step hands on only what this device holds and writes only keys it owns; when everything is
 /// balanced it writes nothing, so the agent's own writes settle instead of waking it forever.
@@ -73,12 +74,7 @@ extension BalanceBook {
             if needMs > 0 { give(min(needMs, ledger.heldMs(of: me, today: today)), to: device) }
             let needSlots = request.slots.saturatingSubtracting(ledger.freeSlots(of: device, today: today))
             let slots = min(needSlots, ledger.freeSlots(of: me, today: today))
-            if slots > 0 {
-                freezeDraw(today)
-                var transfer = ledger.dayTransfers[me]?[device]?[today] ?? DayTransfer()
-                transfer.slots = transfer.slots.saturatingAdding(slots)
-                ledger.setDayTransfer(transfer, from: me, to: device, day: today)
-            }
+            if slots > 0 { giveSlots(slots, to: device) }
         }
     }
 
@@ -89,6 +85,14 @@ extension BalanceBook {
         if fromDay > 0 { giveDayRights(fromDay, to: device, day: today) }
         let fromEarned = min(ms.saturatingSubtracting(fromDay), max(0, ledger.earnedHeldMs(of: me, today: today)))
         if fromEarned > 0 { ledger.setEarnedTransfer((ledger.earnedTransfers[me]?[device] ?? 0).saturatingAdding(fromEarned), from: me, to: device) }
+    }
+
+    /// Hands `slots` of today's free extension slots to `device`.
+    mutating func giveSlots(_ slots: Int64, to device: BalanceAccount) {
+        freezeDraw(today)
+        var transfer = ledger.dayTransfers[me]?[device]?[today] ?? DayTransfer()
+        transfer.slots = transfer.slots.saturatingAdding(slots)
+        ledger.setDayTransfer(transfer, from: me, to: device, day: today)
     }
 
     mutating func giveDayRights(_ ms: Int64, to device: BalanceAccount, day: CivilDate) {
@@ -174,31 +178,41 @@ extension BalanceBook {
         guard !ledger.hasActiveRequest(me, today: today) else { return }
         let group = Set(connected.compactMap { ledger.liveAccount(of: $0) }).union([me]).sorted()
         guard group.count > 1 else { return }
-        for pool in [Pool.day, .earned] {
+        for pool in [Pool.day, .earned, .slots] {
             let held = group.map { heldIn(pool, of: $0) }
             // Held amounts are never negative, so the differences below fit; the sums and the product saturate
             // or run at full width (`SaturatingArithmetic.swift`).
             let mean = held.saturatingSum { $0 } / Int64(group.count)
             let mySurplus = held[group.firstIndex(of: me)!] - mean
-            guard mySurplus >= Self.smallestTransferMs else { continue }
+            guard mySurplus >= pool.smallestTransfer else { continue }
             let totalSurplus = held.filter { $0 > mean }.saturatingSum { $0 - mean }
-            for (device, amount) in zip(group, held) where device != me && mean - amount >= Self.smallestTransferMs {
+            for (device, amount) in zip(group, held) where device != me && mean - amount >= pool.smallestTransfer {
                 let part = (mean - amount).scaled(by: mySurplus, dividedBy: totalSurplus)
-                guard part >= Self.smallestTransferMs else { continue }
+                guard part >= pool.smallestTransfer else { continue }
                 switch pool {
                 case .day: giveDayRights(part, to: device, day: today)
                 case .earned: ledger.setEarnedTransfer((ledger.earnedTransfers[me]?[device] ?? 0).saturatingAdding(part), from: me, to: device)
+                case .slots: giveSlots(part, to: device)
                 }
             }
         }
     }
 
-    private enum Pool { case day, earned }
+    /// What idle rights are spread: today's allowance, earned minutes, and today's free extension slots (so
+    /// that a device that goes offline can still take its share of the day's extensions; found by review:
+    /// slots moved only on request, and one device could end up holding them all).
+    private enum Pool {
+        case day, earned, slots
+
+        /// Below this, moving rights is not worth a write.
+        var smallestTransfer: Int64 { self == .slots ? 1 : BalanceBook.smallestTransferMs }
+    }
 
     private func heldIn(_ pool: Pool, of device: BalanceAccount) -> Int64 {
         switch pool {
         case .day: ledger.dayHeldMs(of: device, today: today)
         case .earned: max(0, ledger.earnedHeldMs(of: device, today: today))
+        case .slots: max(0, ledger.freeSlots(of: device, today: today))
         }
     }
 }

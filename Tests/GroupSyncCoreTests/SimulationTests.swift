@@ -9,7 +9,7 @@ import Testing
 @Suite struct SimulationTests {
     /// Shorter than the CLI's default run (50 operations over 6 simulated minutes instead of 120 over 15,
     /// with partitions, crashes and clock jumps a little more frequent) so 500 seeds stay within CI's budget
-    /// (about 55 ms per seed in a debug build); `make soak` runs thousands of seeds of the default run.
+    /// (about 100 ms per seed in a debug build, 2 at a time); `make soak` runs thousands of seeds of the default run.
     static var ci: SimulationOptions {
         var options = SimulationOptions()
         options.operations = 50

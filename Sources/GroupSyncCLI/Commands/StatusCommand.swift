@@ -16,8 +16,8 @@ enum StatusCommand: Command {
         device's store: its own writes, what it relays from other devices, and GroupSync's own records such
         as the balance's). Without a running daemon, the peers are
         listed as disconnected with what the daemon knew when its last session with each ended, and every
-        write made since counted as pending. A peer never reached has every change pending; its other
-        fields it never learned (last sync, clock offset) are null.
+        write made since counted as pending. A peer never reached has every change pending, and what
+        was never learned of it (last sync, clock offset) is null.
         While the daemon runs, a peer it cannot sync with also shows its last error: why the last connection
         attempt or session failed (the peer unreachable, a clock too far off, a full disk); null while
         connected, and without a daemon.

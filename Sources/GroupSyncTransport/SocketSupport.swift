@@ -12,6 +12,9 @@ enum SocketSupport {
         /// "127.0.0.1:22000" or "[::1]:22000", for logs and error messages.
         var text: String { SocketSupport.numericText(storage, length) }
 
+        /// The socket address as bytes, for comparing two addresses.
+        var bytes: [UInt8] { withUnsafeBytes(of: storage) { Array($0.prefix(Int(length))) } }
+
         /// The numeric host alone, without brackets or port ("::1").
         var hostText: String {
             let full = text
@@ -71,7 +74,10 @@ enum SocketSupport {
             withUnsafeMutableBytes(of: &storage) { target in
                 target.copyMemory(from: UnsafeRawBufferPointer(start: source, count: Int(info.ai_addrlen)))
             }
-            result.append(Address(family: info.ai_family, storage: storage, length: info.ai_addrlen))
+            let address = Address(family: info.ai_family, storage: storage, length: info.ai_addrlen)
+            // A name on two lines of a hosts file ("127.0.0.1 localhost" twice is common) comes back twice: the
+            // listener would collide with its own socket (found by review), a dialer would try it twice.
+            if !result.contains(where: { $0.bytes == address.bytes }) { result.append(address) }
         }
         guard !result.isEmpty else { throw .addressResolutionFailed(host: host, detail: "no usable address") }
         return result

@@ -178,41 +178,57 @@ extension BalanceBook {
         guard !ledger.hasActiveRequest(me, today: today) else { return }
         let group = Set(connected.compactMap { ledger.liveAccount(of: $0) }).union([me]).sorted()
         guard group.count > 1 else { return }
-        for pool in [Pool.day, .earned, .slots] {
+        spreadIdleSlots(group)
+        for pool in [Pool.day, .earned] {
             let held = group.map { heldIn(pool, of: $0) }
             // Held amounts are never negative, so the differences below fit; the sums and the product saturate
             // or run at full width (`SaturatingArithmetic.swift`).
             let mean = held.saturatingSum { $0 } / Int64(group.count)
             let mySurplus = held[group.firstIndex(of: me)!] - mean
-            guard mySurplus >= pool.smallestTransfer else { continue }
+            guard mySurplus >= Self.smallestTransferMs else { continue }
             let totalSurplus = held.filter { $0 > mean }.saturatingSum { $0 - mean }
-            for (device, amount) in zip(group, held) where device != me && mean - amount >= pool.smallestTransfer {
+            for (device, amount) in zip(group, held) where device != me && mean - amount >= Self.smallestTransferMs {
                 let part = (mean - amount).scaled(by: mySurplus, dividedBy: totalSurplus)
-                guard part >= pool.smallestTransfer else { continue }
+                guard part >= Self.smallestTransferMs else { continue }
                 switch pool {
                 case .day: giveDayRights(part, to: device, day: today)
                 case .earned: ledger.setEarnedTransfer((ledger.earnedTransfers[me]?[device] ?? 0).saturatingAdding(part), from: me, to: device)
-                case .slots: giveSlots(part, to: device)
                 }
             }
         }
     }
 
-    /// What idle rights are spread: today's allowance, earned minutes, and today's free extension slots (so
-    /// that a device that goes offline can still take its share of the day's extensions; found by review:
-    /// slots moved only on request, and one device could end up holding them all).
-    private enum Pool {
-        case day, earned, slots
-
-        /// Below this, moving rights is not worth a write.
-        var smallestTransfer: Int64 { self == .slots ? 1 : BalanceBook.smallestTransferMs }
-    }
+    private enum Pool { case day, earned }
 
     private func heldIn(_ pool: Pool, of device: BalanceAccount) -> Int64 {
         switch pool {
         case .day: ledger.dayHeldMs(of: device, today: today)
         case .earned: max(0, ledger.earnedHeldMs(of: device, today: today))
-        case .slots: max(0, ledger.freeSlots(of: device, today: today))
+        }
+    }
+
+    /// Today's free extension slots are idle rights too, spread so that a device that goes offline can still
+    /// take its share of the day's extensions (found by review: slots moved only on request, and one device
+    /// could end up holding every one left). Slots are whole, so they are not spread in proportion, as minutes
+    /// are (2, 2, 0 would round to no move at all): every device works out the same even split, each holding
+    /// the total divided by the group, the remainder staying with the largest holders, and the same pairing of
+    /// surplus to shortfall, and hands over its own part of it.
+    mutating func spreadIdleSlots(_ group: [BalanceAccount]) {
+        let held = group.map { max(0, ledger.freeSlots(of: $0, today: today)) }
+        let total = held.saturatingSum { $0 }
+        guard total > 0 else { return }
+        let share = total / Int64(group.count), remainder = Int(total % Int64(group.count))
+        let keepingTheRemainder = Set(group.indices.sorted { (held[$1], group[$0]) < (held[$0], group[$1]) }.prefix(remainder))
+        let target = group.indices.map { share + (keepingTheRemainder.contains($0) ? 1 : 0) }
+        var surplus = group.indices.compactMap { held[$0] > target[$0] ? ($0, held[$0] - target[$0]) : nil }
+        var shortfall = group.indices.compactMap { held[$0] < target[$0] ? ($0, target[$0] - held[$0]) : nil }
+        while let (giver, extra) = surplus.first, let (taker, lacking) = shortfall.first {
+            let slots = min(extra, lacking)
+            if group[giver] == me { giveSlots(slots, to: group[taker]) }
+            surplus[0].1 -= slots
+            shortfall[0].1 -= slots
+            if surplus[0].1 == 0 { surplus.removeFirst() }
+            if shortfall[0].1 == 0 { shortfall.removeFirst() }
         }
     }
 }

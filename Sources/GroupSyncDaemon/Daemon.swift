@@ -413,8 +413,15 @@ public final class Daemon: @unchecked Sendable {
             replaced.waitUntilFinished(millis: 5000)
         }
         log.write("event=connected peer=\(peer.short) remote=\(transport.remoteAddress) initiator=\(initiator == certificate.deviceID ? "us" : "peer")")
-        connection.peerNamed = { [self] name in adoptName(name, of: peer, store: peerStore) }
+        // A peer that comes or goes changes what the balance agent would spread, and to whom, without a write to
+        // wake the watch loop: nudged, it runs the agent (found by review: a device that reconnected held what
+        // it held before until the next balance write).
+        connection.established = { [self] name in
+            adoptName(name, of: peer, store: peerStore)
+            watcher?.nudge()
+        }
         connection.run()
+        watcher?.nudge()
         let ended = state.locked { () -> SessionStatus? in
             if connections[peer] === connection { connections[peer] = nil }
             // A peer removed meanwhile keeps no status: paired again, it starts afresh.

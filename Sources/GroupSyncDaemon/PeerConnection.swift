@@ -42,9 +42,10 @@ final class PeerConnection: @unchecked Sendable {
     private let finished = Condition()
     private nonisolated(unsafe) var isFinished = false
     private let lastStatus: Mutex<SessionStatus>
-    /// Told the name the peer gave in its hello, once per session (under the session lock).
-    nonisolated(unsafe) var peerNamed: ((String) -> Void)?
-    private nonisolated(unsafe) var peerNameTold = false
+    /// Told once per session, when the peer's hello established it, with the name the peer gave (under the
+    /// session lock; `status` already shows the session established).
+    nonisolated(unsafe) var established: ((String) -> Void)?
+    private nonisolated(unsafe) var establishedTold = false
     /// `session.consideredHead`, readable without waiting for the session.
     private let consideredHead = Atomic<Int64>(-1)
     /// The highest store head announced by `localChangesAvailable` and not yet looked at (-1: none;
@@ -303,9 +304,9 @@ final class PeerConnection: @unchecked Sendable {
         let outputs = event(&session, clock())
         let status = session.status
         lastStatus.withLock { $0 = status }
-        if !peerNameTold, let name = status.peerName {
-            peerNameTold = true
-            peerNamed?(name)
+        if !establishedTold, let name = status.peerName {
+            establishedTold = true
+            established?(name)
         }
         consideredHead.store(session.consideredHead, ordering: .sequentiallyConsistent)
         perform(outputs)

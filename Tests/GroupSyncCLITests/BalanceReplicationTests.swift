@@ -120,6 +120,26 @@ import GroupSyncTestSupport
         for device in [a, b] { try waitFor(device, "the spend is seen") { $0["remainingMinutes"] == .double(20) } }
     }
 
+    /// A device that comes back gets its share of the idle minutes without waiting for the next balance write:
+    /// the session coming up runs the agent. Found by review: only the device that comes back learned of a
+    /// change (its catch-up), it held less than its share and so had nothing to hand over, and the device that
+    /// held the surplus, with nothing written to it, never ran its agent; the one that came back could spend
+    /// only what it held before if it went offline again.
+    @Test func aDeviceThatReconnectsGetsItsShareOfIdleRights() throws {
+        let folder = TemporaryFolder()
+        let a = try TestDevice("a", in: folder), b = try TestDevice("b", in: folder)
+        for device in [a, b] { try device.start() }
+        try pairAll([a, b])
+        try a.cli.run("balance", "policy", "--daily-base", "0", "--max-extensions", "0")
+        try a.cli.run("balance", "earn", "20")
+        for device in [a, b] { try waitFor(device, "an even share") { $0["heldHereMinutes"] == .double(10) && $0["devices"] == .int(2) } }
+        b.stop()
+        try a.cli.run("balance", "earn", "60")
+        try waitFor(a, "a holds what it earned") { $0["heldHereMinutes"] == .double(70) }
+        try b.start()
+        try waitFor(b, "an even share of the idle minutes, with nothing written since it came back") { $0["heldHereMinutes"] == .double(40) }
+    }
+
     /// An extension refused because the only free slot is on a device that is away must not leave this
     /// device's request for it open: an open request stops it from handing its own minutes to the others.
     @Test func aRefusedExtensionLeavesNoRequestThatStopsMinutesBeingHandedOver() throws {

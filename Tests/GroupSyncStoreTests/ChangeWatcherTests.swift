@@ -49,6 +49,18 @@ import Testing
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.05) { watcher.wake() }
         #expect(watcher.wait(timeoutMillis: 5000) == .woken)
     }
+
+    /// A nudge reads as a change to the thread it wakes, and to no other watcher; a stop beside it still stops.
+    @Test func aNudgeReadsAsAChangeAndAStopStillStops() throws {
+        let folder = TemporaryFolder()
+        let watcher = try ChangeWatcher(home: Home(path: folder.path)), other = try ChangeWatcher(home: Home(path: folder.path))
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.05) { watcher.nudge() }
+        #expect(watcher.wait(timeoutMillis: 5000) == .changed)
+        #expect(other.wait(timeoutMillis: 100) == .timedOut)
+        watcher.nudge()
+        watcher.wake()
+        #expect(watcher.wait(timeoutMillis: 5000) == .woken)
+    }
 }
 
 @Suite struct HomeTests {

@@ -81,18 +81,29 @@ public final class ChangeWatcher: @unchecked Sendable {
             if fds.count > 2, fds[2].revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 { return .outputClosed }
             if fds[1].revents != 0 {
                 var drained = [UInt8](repeating: 0, count: 64)
-                _ = read(wakeFD, &drained, drained.count)
-                return .woken
+                let count = read(wakeFD, &drained, drained.count)
+                if drained.prefix(max(0, count)).contains(Self.stopByte) { return .woken }
+                _ = drainSignalledChange()
+                return .changed
             }
             if drainSignalledChange() { return .changed }
             fds[0].revents = 0
         }
     }
 
-    /// Wakes a thread blocked in `wait`; safe from any thread.
-    public func wake() {
-        var one: UInt8 = 1
-        _ = write(wakeWriteFD, &one, 1)
+    /// Wakes a thread blocked in `wait`, which returns `.woken`; safe from any thread.
+    public func wake() { poke(Self.stopByte) }
+
+    /// Makes a thread blocked in `wait` return `.changed`, as if a change had been signalled, without waking
+    /// any other watcher on the machine; safe from any thread. The daemon uses it when a peer connects or
+    /// leaves, which changes what its balance agent would do although nothing was written.
+    public func nudge() { poke(Self.nudgeByte) }
+
+    private static let stopByte: UInt8 = 1, nudgeByte: UInt8 = 2
+
+    private func poke(_ byte: UInt8) {
+        var byte = byte
+        _ = write(wakeWriteFD, &byte, 1)
     }
 
     /// Reads all pending inotify events; true if any concerned the change signal file.

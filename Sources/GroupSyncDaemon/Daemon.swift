@@ -203,6 +203,16 @@ public final class Daemon: @unchecked Sendable {
     private static let watchedSuites = [NotificationSuites.sharedRecords, NotificationSuites.localRecords, BalanceSuite.name]
     /// Which peers the balance agent last saw.
     private nonisolated(unsafe) var balanceAgentPeers: Set<DeviceID>?
+    /// Whether the balance suite has been seen holding anything; once it has, it stays in use.
+    private nonisolated(unsafe) var balanceSeenInUse = false
+
+    /// Whether anyone has used the balance (its suite holds a live entry); only the watch loop asks.
+    private func balanceInUse() -> Bool {
+        if !balanceSeenInUse, let first = try? store.liveEntries(suite: BalanceSuite.name, after: nil, limit: 1) {
+            balanceSeenInUse = !first.isEmpty
+        }
+        return balanceSeenInUse
+    }
     /// The pairing version the peer list was last read at (`nil`: never read).
     private nonisolated(unsafe) var loadedPairingVersion: Int64?
     /// How long the accept loop waits after a failed accept; only that loop's thread touches it.
@@ -569,10 +579,13 @@ public final class Daemon: @unchecked Sendable {
                 blockLists.changed(Set(blocks.map(\.suite)), nowMillis: monotonicMillis())
                 notifications.changed(relevant: keys.map { !$0.isEmpty } ?? true)
                 // The balance agent runs when the balance changed or the set of connected peers did, not on
-                // every write: a catch-up of thousands of entries must not pay for a rebalance per batch.
+                // every write: a catch-up of thousands of entries must not pay for a rebalance per batch. And a
+                // peer coming or going is no reason while nobody has used the balance: the agent would register
+                // this device in it, a write a device that merely connects must not make (the benchmark's stores,
+                // seeded alike, caught it once a connection nudged the agent).
                 let connected = Set(live.filter { $0.status.isEstablished }.map(\.peer))
                 let balanceTouched = keys.map { $0.contains { $0.suite == BalanceSuite.name } } ?? true
-                if balanceTouched || connected != balanceAgentPeers {
+                if balanceTouched || (connected != balanceAgentPeers && balanceInUse()) {
                     balanceAgentPeers = connected
                     runBalanceAgent(live)
                 }

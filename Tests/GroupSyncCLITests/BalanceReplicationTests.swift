@@ -140,6 +140,28 @@ import GroupSyncTestSupport
         try waitFor(b, "an even share of the idle minutes, with nothing written since it came back") { $0["heldHereMinutes"] == .double(40) }
     }
 
+    /// Devices that never used the balance write none of it, however their peers come and go: the agent,
+    /// which now also runs when a peer connects, would register each in it (the benchmark's stores, seeded
+    /// alike, caught it: a store changed on first contact).
+    @Test func devicesThatNeverUsedTheBalanceWriteNoneOfItAsPeersComeAndGo() throws {
+        let folder = TemporaryFolder()
+        let (a, b) = try syncedPair(in: folder)
+        b.stop()
+        try a.cli.run("set", "group.test", "while-away", "1")
+        try b.start()
+        #expect(try b.await("while-away", equals: "1", timeout: 10) != nil)
+        try a.cli.run("set", "group.test", "after", "1")
+        #expect(try b.await("after", equals: "1", timeout: 10) != nil)
+        Thread.sleep(forTimeInterval: 0.3)
+        for device in [a, b] {
+            let listed = try device.cli.run("list", BalanceSuite.name)
+            #expect(listed.status == 0 && listed.stdout.isEmpty, "\(device.name): \(listed.stdout)\(listed.stderr)")
+        }
+        // Used once, on a, it reaches b, whose agent then takes part.
+        try a.cli.run("balance", "policy", "--daily-base", "30")
+        try waitFor(b, "b takes part") { $0["devices"] == .int(2) }
+    }
+
     /// An extension refused because the only free slot is on a device that is away must not leave this
     /// device's request for it open: an open request stops it from handing its own minutes to the others.
     @Test func aRefusedExtensionLeavesNoRequestThatStopsMinutesBeingHandedOver() throws {

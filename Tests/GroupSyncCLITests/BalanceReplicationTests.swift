@@ -127,9 +127,7 @@ import GroupSyncTestSupport
     /// only what it held before if it went offline again.
     @Test func aDeviceThatReconnectsGetsItsShareOfIdleRights() throws {
         let folder = TemporaryFolder()
-        let a = try TestDevice("a", in: folder), b = try TestDevice("b", in: folder)
-        for device in [a, b] { try device.start() }
-        try pairAll([a, b])
+        let (a, b) = try startedPair(in: folder)
         try a.cli.run("balance", "policy", "--daily-base", "0", "--max-extensions", "0")
         try a.cli.run("balance", "earn", "20")
         for device in [a, b] { try waitFor(device, "an even share") { $0["heldHereMinutes"] == .double(10) && $0["devices"] == .int(2) } }

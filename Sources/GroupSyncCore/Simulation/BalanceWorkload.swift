@@ -31,14 +31,28 @@ public final class BalanceWorkload: SimulationWorkload {
         BalanceAccount(device: replica.device, epoch: replica.store.storeID)
     }
 
+    /// The balance as `replica`'s app sees it now, as `Store.updateBalance` builds it: paired with every other
+    /// replica, and founding the balance only once it has caught up with each one (see `perform`).
+    static func book(on replica: SimulatedReplica) -> BalanceBook {
+        BalanceBook(ledger: BalanceLedger(entries: replica.store.entries), me: account(replica), nowMillis: replica.physicalMillis,
+                    calendar: .utc, paired: replica.peers, syncedWithAllPaired: replica.hasCaughtUpWithEveryPeer)
+    }
+
+    /// Writes what `book` changed into `replica`'s store, in key order (one write per key, as the store's
+    /// transaction would).
+    static func save(_ book: BalanceBook, on replica: SimulatedReplica) {
+        for (key, value) in book.writes.sorted(by: { $0.key < $1.key }) {
+            replica.store.set(value, suite: BalanceSuite.name, key: key, physicalMillis: replica.physicalMillis)
+        }
+    }
+
     public func perform(on replica: SimulatedReplica, random: inout SeededGenerator) -> String? {
         let now = replica.physicalMillis
         // Paired with every other replica; founding the balance waits until it has caught up with each one once,
         // as in `Store.updateBalance`. The extension cap below caught two ways round it: every device counted as
         // synced, so two that never met each founded one; and a store moved aside, which counted as synced once
         // a first batch from each peer was in and founded again before the old founder's record arrived.
-        var book = BalanceBook(ledger: BalanceLedger(entries: replica.store.entries), me: Self.account(replica), nowMillis: now,
-                               calendar: .utc, paired: replica.peers, syncedWithAllPaired: replica.hasCaughtUpWithEveryPeer)
+        var book = Self.book(on: replica)
         let line: String
         // A device's first operation sets the run's policy, so that days have an allowance and extensions a
         // cap that every device knows before it extends; later, the allowance may change.
@@ -86,9 +100,7 @@ public final class BalanceWorkload: SimulationWorkload {
             book.rebalance(connected: replica.peers)
             line = "balance rebalance"
         }
-        for (key, value) in book.writes.sorted(by: { $0.key < $1.key }) {
-            replica.store.set(value, suite: BalanceSuite.name, key: key, physicalMillis: now)
-        }
+        Self.save(book, on: replica)
         return line
     }
 

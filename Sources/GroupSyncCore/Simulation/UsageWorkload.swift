@@ -53,17 +53,14 @@ public final class UsageWorkload: SimulationWorkload {
             let count = Int.random(in: 1...min(3, fired.count), using: &random)
             delivered = Array(fired.shuffled(using: &random).prefix(count)).sorted { $0.at < $1.at }
         }
-        var book = BalanceBook(ledger: BalanceLedger(entries: replica.store.entries), me: BalanceWorkload.account(replica), nowMillis: now,
-                               calendar: .utc, paired: replica.peers, syncedWithAllPaired: replica.hasCaughtUpWithEveryPeer)
+        var book = BalanceWorkload.book(on: replica)
         var outcomes: [String] = []
         for event in delivered {
             let threshold = try! UsageThresholdName(parsing: event.event)
             let outcome = book.recordUsage(monitor: monitor.id, threshold: threshold, at: event.at)
             outcomes.append("\(event.event) \(outcome.reason.rawValue) charged \(outcome.chargedMs)")
         }
-        for (key, value) in book.writes.sorted(by: { $0.key < $1.key }) {
-            replica.store.set(value, suite: BalanceSuite.name, key: key, physicalMillis: now)
-        }
+        BalanceWorkload.save(book, on: replica)
         monitors[index].recordedMs = max(monitor.recordedMs, delivered.map(\.usedMs).max() ?? 0)
         monitors[index].recordedBy.insert(replica.index)
         return "usage \(monitor.phantom ? "phantom" : "genuine") monitor \(monitor.id): " + outcomes.joined(separator: ", ")

@@ -78,11 +78,12 @@ public final class UsageWorkload: SimulationWorkload {
         }
         switch Int.random(in: 0..<3, using: &random) {
         case 0:
-            // Too early: each fires before its usage could have run since the arming.
+            // Too early: each fires before its usage could have run since the arming. (Steps of at most 8
+            // quarters from at most 4 always pass 4, so there is one at least.)
             let events = quarters.filter { $0 >= 4 }.prefix(3).map { quarter in
                 event(id, quarter, at: id.armedAt + Int64.random(in: 0...(quarter * 15_000 - UsageVerdict.earlySlackMs - 1_000), using: &random))
             }
-            return events.isEmpty ? arm(number: number, before: now, random: &random) : Monitor(id: id, phantom: true, events: events)
+            return Monitor(id: id, phantom: true, events: events)
         case 1:
             // A burst: two or three thresholds spanning a minute or more of usage, within 2 s, late enough for
             // guard 1.

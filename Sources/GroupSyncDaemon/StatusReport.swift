@@ -84,12 +84,14 @@ public struct StatusReport: Sendable {
         var lines = ["device   \(device)  \(name)", "daemon   " + daemon]
         if peers.isEmpty { lines.append("peers    none (pair one with 'groupsync peer add')") }
         for peer in peers {
-            var line = "peer     \(peer.id.short)  \(peer.name)  \(peer.address)  " + (peer.connected ? "connected" : "disconnected")
+            // Names, addresses and errors may hold a peer's text: printed as it came, it could drive the terminal.
+            var line = "peer     \(peer.id.short)  \(PeerText.printable(peer.name))  \(PeerText.printable(peer.address))  "
+                + (peer.connected ? "connected" : "disconnected")
             if let last = peer.lastSyncMillis { line += "  last sync \(ISO8601.format(secondsSince1970: Double(last) / 1000))" }
             if let offset = peer.clockOffsetMillis { line += "  clock offset \(offset) ms" }
             if let pending = peer.pendingChanges { line += "  \(pending) pending" }
             lines.append(line)
-            if let error = peer.lastError { lines.append("         last error: \(error)") }
+            if let error = peer.lastError { lines.append("         last error: \(PeerText.printable(error))") }
         }
         return lines.joined(separator: "\n")
     }

@@ -120,6 +120,16 @@ final class TestDevice {
     }
 
     var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    /// Polls until the log holds `text` (a line is written after the frames of its event); whether it did.
+    func awaitLog(containing text: String, timeout: TimeInterval = 5) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !log.contains(text) {
+            guard Date() < deadline else { return false }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        return true
+    }
 }
 
 /// A fixture that could not be set up: the test harness failed, not the code under test.

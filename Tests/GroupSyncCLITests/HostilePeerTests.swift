@@ -69,6 +69,44 @@ import GroupSyncTransport
         try scene.expectHonestSyncFlows("after-forged-log")
     }
 
+    /// Found by review: a peer's text (its closing reason, a key it sent) went whole into the log and `status`,
+    /// megabytes per session, and `status` printed it raw, so the peer's escape sequences drove the terminal
+    /// and its newlines made lines that looked like status's own.
+    @Test func aPeersTextIsCutInTheLogAndStatusAndEscapedOnTheTerminal() throws {
+        let scene = try Scene()
+        let logBefore = scene.a.log.utf8.count
+        var peer = try HostilePeer(as: scene.b, to: scene.a)
+        let hugeKey = String(repeating: "k", count: 2_000_000)
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let unstorable = Entry(suite: "group.test", key: hugeKey, value: .string("v"), version: Version(hlc: HLC(wallMillis: now), origin: peer.device))
+        try peer.send(.changes(ChangeBatch(after: 0, through: 1, changes: [Change(sequence: 1, entry: unstorable)])))
+        _ = try peer.receive(until: { $0.contains { if case .ack = $0 { true } else { false } } })
+        #expect(scene.a.awaitLog(containing: "event=unstorable-skipped"))
+        // a dials b at an address that accepts and never answers, so that its next dial fails only after the
+        // handshake's timeout: until then, status shows why the peer's session ended.
+        let silent = try SilentListener()
+        defer { silent.close() }
+        try scene.a.cli.run("peer", "add", scene.b.id, "127.0.0.1:\(silent.port)", "--name", "b")
+        peer = try HostilePeer(as: scene.b, to: scene.a)
+        let escapes = "\u{1B}]0;TITLE\u{07}\u{1B}[31mRED\r\npeer     FAKE  connected"
+        try peer.send(.error(.protocolViolation, escapes + String(repeating: "x", count: 1_000_000)))
+        #expect(scene.a.awaitLog(containing: "event=session-closed peer=\(scene.b.id.prefix(7)) reason=\"the peer ended"))
+        let grown = scene.a.log.utf8.count - logBefore
+        #expect(grown < 20_000, "the log grew by \(grown) bytes")
+        #expect(scene.a.log.contains("(2000011 bytes)") && scene.a.log.contains("(1000044 bytes)"), "\(scene.a.log.suffix(3000))")
+        var status = try scene.a.cli.run("status").stdout
+        for _ in 0..<40 where !status.contains("last error") {  // the session's end is recorded after its log lines
+            Thread.sleep(forTimeInterval: 0.05)
+            status = try scene.a.cli.run("status").stdout
+        }
+        #expect(status.utf8.count < 5_000, "status printed \(status.utf8.count) bytes")
+        #expect(!status.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 || $0.value == 0x0D }, "\(status)")
+        #expect(status.contains("\\u{1B}]0;TITLE\\u{7}") && !status.contains("\npeer     FAKE"), "\(status)\n\(scene.a.log.suffix(3000))")
+        let json = try scene.a.status()
+        #expect("\(json)".utf8.count < 5_000)
+        try scene.expectHonestSyncFlows("after-long-text")
+    }
+
     @Test func anOversizedFrameIsRefusedBeforeAnythingIsAllocated() throws {
         let scene = try Scene()
         let before = try residentMegabytes(scene.a), peakBefore = try peakVirtualMegabytes(scene.a)
@@ -108,6 +146,8 @@ import GroupSyncTransport
     @Test func aSecondConnectionFromTheSameDeviceReplacesTheFirst() throws {
         let scene = try Scene()
         let first = try HostilePeer(as: scene.b, to: scene.a)
+        let pid = try #require(scene.a.daemon?.pid)
+        let storesWithOneSession = try ProcFS.openFiles(pid, endingWith: "/store.db-writer")
         let second = try HostilePeer(as: scene.b, to: scene.a)
         let farewell = try first.receive(until: { _ in false }, timeout: 5)
         #expect(farewell.contains { if case .goodbye(_, let text) = $0 { text.contains("replaced") } else { false } }, "told why: \(farewell)")
@@ -120,6 +160,9 @@ import GroupSyncTransport
         let acks = try second.receive(until: { $0.contains(.ack(sequence: 1)) })
         #expect(acks.contains(.ack(sequence: 1)), "\(acks)")
         #expect(try scene.a.get("second") == "v")
+        // Found by a soak: the replaced connection, and the store it had open, stayed held for as long as the
+        // one that replaced it ran.
+        #expect(try ProcFS.openFiles(pid, endingWith: "/store.db-writer") == storesWithOneSession)
         try scene.expectHonestSyncFlows("after-second-connection")
     }
 
@@ -267,6 +310,28 @@ import GroupSyncTransport
     private func procStatus(_ device: TestDevice, _ field: String) throws -> Int {
         try ProcFS.statusField(try #require(device.daemon?.pid), field)
     }
+}
+
+/// A TCP port on 127.0.0.1 that takes connections (the kernel completes them) and never reads or answers.
+final class SilentListener {
+    private let fd: Int32
+    let port: UInt16
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && listen(fd, 8) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { Glibc.close(fd); throw FixtureError("cannot listen on 127.0.0.1") }
+        self.fd = fd
+        port = UInt16(bigEndian: address.sin_port)
+    }
+
+    func close() { Glibc.close(fd) }
 }
 
 /// Speaks the protocol for a device whose identity the test holds, byte by byte, to break its rules.

@@ -41,7 +41,7 @@ extension PeerSession {
         if let (entry, problem) = result.unstorable.first {
             // Left out for good, and the watermark moves past it: refusing the batch would stop everything the
             // peer wrote after it, each session offering the same batch again (`Entry.storageProblem`).
-            log("unstorable-skipped", "count=\(result.unstorable.count) first=\(quoted(entry.suite + "/" + entry.key)) problem=\(quoted(problem))")
+            log("unstorable-skipped", "count=\(result.unstorable.count) first=\(quoted(PeerText.shortened(entry.suite + "/" + entry.key))) problem=\(quoted(problem))")
         }
         for change in result.applied { echo.record(change.sequence) }
         if !result.stored.isEmpty { outbox.append(.applied(result.stored)) }

@@ -263,8 +263,8 @@ public struct PeerSession: Sendable {
         case (.established, .pong(let echo, let millis)):
             try receivePong(echoMillis: echo, peerMillis: millis, at: now)
             try sendAvailable(store: store, flushingEchoes: true)
-        case (_, .goodbye(let code, let text)): throw .peerSaidGoodbye(code, text)
-        case (_, .error(let code, let text)): throw .peerReportedError(code, text)
+        case (_, .goodbye(let code, let text)): throw .peerSaidGoodbye(code, PeerText.shortened(text))
+        case (_, .error(let code, let text)): throw .peerReportedError(code, PeerText.shortened(text))
         default: throw .unexpectedMessage(message.type, phase: phase)
         }
     }

@@ -83,6 +83,21 @@ enum SocketSupport {
         return result
     }
 
+    /// Whether any interface, loopback included, has an IPv6 address. With IPv6 disabled (`disable_ipv6`) none
+    /// has, yet the kernel still lets the IPv6 wildcard be bound.
+    static func machineHasIPv6Address() -> Bool {
+        var list: UnsafeMutablePointer<ifaddrs>? = nil
+        // Unknown is taken as yes: leaving out an address that works would be worse than listing one that cannot.
+        guard getifaddrs(&list) == 0 else { return true }
+        defer { freeifaddrs(list) }
+        var entry = list
+        while let interface = entry?.pointee {
+            entry = interface.ifa_next
+            if let address = interface.ifa_addr, Int32(address.pointee.sa_family) == AF_INET6 { return true }
+        }
+        return false
+    }
+
     /// A TCP socket that is not inherited by child processes (close-on-exec is set atomically at creation).
     static func makeSocket(family: Int32) -> Int32 {
         socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)

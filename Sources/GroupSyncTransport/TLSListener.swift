@@ -38,13 +38,21 @@ public final class TLSListener: Sendable {
     }
 
     /// Listens on every address of `host` ("127.0.0.1", "::1", a host name, "0.0.0.0" for all IPv4 interfaces,
-    /// "::" alone for all IPv4 and IPv6 ones, "" for every wildcard the system has) and `port` (0 picks a free
-    /// one, taken for all the addresses; see `port`). An address the machine cannot listen on (not one of its
-    /// own, or a family it lacks) is left out and named in `addressesNotBound`; `bind` throws when none is left,
-    /// and when another program holds the port on any of them, since a peer dialing that one would reach it.
+    /// "::" alone for all IPv4 and IPv6 ones, "" for every wildcard the system has, IPv6's left out while IPv6 is
+    /// disabled) and `port` (0 picks a free one, taken for all the addresses; see `port`). An address the machine
+    /// cannot listen on (not one of its own, or a family it lacks) is left out and named in `addressesNotBound`;
+    /// `bind` throws when none is left, and when another program holds the port on any of them, since a peer
+    /// dialing that one would reach it.
     public static func bind(host: String, port: UInt16, context: TLSContext,
                             backlog: Int32 = 128) throws(TransportError) -> TLSListener {
-        let resolved = try SocketSupport.resolve(host: host, port: port, passive: true)
+        var resolved = try SocketSupport.resolve(host: host, port: port, passive: true)
+        // Every wildcard on a machine with IPv6 disabled: [::] would bind, and status would name an address no
+        // peer can reach (found by review). It is left out like an address that cannot be bound.
+        var disabled: [String] = []
+        if host.isEmpty, resolved.contains(where: { $0.family != AF_INET6 }), !SocketSupport.machineHasIPv6Address() {
+            disabled = resolved.filter { $0.family == AF_INET6 }.map { "\($0.text): IPv6 is disabled on this machine (no interface has an IPv6 address)" }
+            resolved.removeAll { $0.family == AF_INET6 }
+        }
         // Port 0 on several addresses: the port the kernel picked on the first may be another program's on a
         // later one. Then the port is picked again, starting from the next address, since the kernel tends to
         // pick the same port again for the same family.
@@ -52,7 +60,7 @@ public final class TLSListener: Sendable {
         for pick in 0..<picks {
             switch listenOnEach(resolved, startingAt: pick % resolved.count, port: port, backlog: backlog) {
             case .listening(let sockets, let addresses, let notBound, let boundPort):
-                return TLSListener(port: boundPort, addresses: addresses, addressesNotBound: notBound, context: context, sockets: sockets)
+                return TLSListener(port: boundPort, addresses: addresses, addressesNotBound: disabled + notBound, context: context, sockets: sockets)
             case .portTaken(let address, let takenPort, let detail):
                 if port == 0 && takenPort != 0 && pick + 1 < picks { continue }
                 throw .bindFailed(host: resolved.count > 1 ? address.hostText : host, port: takenPort, detail: detail)

@@ -87,6 +87,25 @@ import Testing
         try expectReached(device, from: ["127.0.0.1:22100", "[::1]:22100", "\(lan.address(0)):22100"], on: lan, in: folder)
     }
 
+    /// With IPv6 disabled the kernel still lets [::] be bound, though nothing can reach it: the default then
+    /// listens on IPv4 alone, logs why [::] was left out, and status does not claim it.
+    @Test func withIPv6DisabledTheDefaultListensOnIPv4Alone() throws {
+        let lan = try VirtualLAN.make(hosts: 1)
+        defer { lan.destroy() }
+        for setting in ["net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.lo.disable_ipv6=1"] {
+            try VirtualLAN.run("netns", "exec", lan.hosts[0], "/usr/sbin/sysctl", "-q", "-w", setting)
+        }
+        let folder = TemporaryFolder()
+        let device = try TestDevice("v4only", in: folder)
+        defer { device.stop(signal: SIGKILL) }
+        device.netns = lan.hosts[0]
+        device.listensByDefault = true
+        try device.start()
+        try expectListening(device, on: ["0.0.0.0:22100"])
+        #expect(device.log.contains("event=listen-address-not-bound host= address=\"[::]:22100: IPv6 is disabled"), "\(device.log)")
+        try expectReached(device, from: ["127.0.0.1:22100", "\(lan.address(0)):22100"], on: lan, in: folder)
+    }
+
     /// Port 0 on every interface: the port the kernel picks for IPv4 may be taken on IPv6 by another program
     /// (here, 40001 of the two ephemeral ports, held IPv6-only, which the kernel picks for IPv4 every time);
     /// the daemon then picks again, from the IPv6 address, rather than fail.

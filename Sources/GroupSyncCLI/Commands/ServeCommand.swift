@@ -13,8 +13,9 @@ enum ServeCommand: Command {
         any process on this machine reach connected peers within milliseconds. Logs one line per event to
         stderr. Stops cleanly on SIGTERM, SIGINT or SIGHUP. One daemon per home.
 
-          --listen HOST:PORT  where to accept peers (default :\(ListenAddress.defaultPort), every interface: 0.0.0.0 and [::]);
-                              :PORT is every interface, 0.0.0.0:PORT every IPv4 one; port 0 picks a free one;
+          --listen HOST:PORT  where to accept peers (default :\(ListenAddress.defaultPort), every interface: 0.0.0.0 and [::],
+                              the latter unless IPv6 is disabled); :PORT is every interface, 0.0.0.0:PORT
+                              every IPv4 one; port 0 picks a free one;
                               a name is listened on at each of its addresses; status shows what is bound
           --max-clock-drift SECONDS
                               refuse entries stamped further ahead of this device's clock, and sessions with a

@@ -143,6 +143,26 @@ import Testing
         #expect(summary.owedMs == 5 * minute && summary.remainingMs == 0, "\(summary)")
     }
 
+    /// Found by review: with the clock set back to yesterday evening, after today's first spend, usage the app
+    /// timed by that clock was paid from yesterday's leftover rights, so today's balance never moved. A clock
+    /// behind what the store has stamped is late by that much for every time read from it.
+    @Test func usageTimedByAClockSetBackIsPaidFromToday() {
+        let a = BalanceDevice(1)
+        a.setPolicy(BalancePolicy.Key.dailyBase, .double(30), at: noon - day)
+        a.act(at: noon - day) { $0.register() }
+        let morning = noon - 2 * 60 * minute
+        a.act(at: morning) { _ = $0.spend(minute) }
+        let stamped = morning + 1   // the store's clock has stamped the spend
+        let setBack = noon - day + 8 * 60 * minute  // yesterday, 20:00
+        let monitor = MonitorID(activity: "focus", armedAt: setBack - 30 * minute)
+        let outcome = a.act(at: setBack, notBefore: stamped) {
+            $0.recordUsage(monitor: monitor, threshold: try! UsageThresholdName(parsing: "used-20"), at: setBack)
+        }
+        #expect(outcome.counted && outcome.chargedMs == 20 * minute && outcome.uncoveredMs == 0, "\(outcome)")
+        let summary = a.book(at: setBack, notBefore: stamped).summary
+        #expect(summary.day == a.calendar.day(atUTCMillis: noon) && summary.remainingMs == 9 * minute, "\(summary)")
+    }
+
     /// A store moved aside never settles its charges again: what it owed is not taken off anyone's minutes.
     @Test func whatAStoreMovedAsideOwedIsNotTakenOff() {
         let a = device()

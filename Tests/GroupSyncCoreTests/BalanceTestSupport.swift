@@ -19,15 +19,16 @@ final class BalanceDevice {
     /// The account this device writes from: its device ID and its current store.
     var account: BalanceAccount { BalanceAccount(device: id, epoch: store.storeID) }
 
-    func book(at now: Int64) -> BalanceBook {
-        BalanceBook(ledger: BalanceLedger(entries: store.entries), me: account, nowMillis: now, calendar: calendar,
-                    paired: paired, syncedWithAllPaired: true)
+    /// `notBefore`: what the store's clock has already stamped, as the store passes it (`.min`: nothing).
+    func book(at now: Int64, notBefore: Int64 = .min) -> BalanceBook {
+        BalanceBook(ledger: BalanceLedger(entries: store.entries), me: account, nowMillis: now, notBeforeMillis: notBefore,
+                    calendar: calendar, paired: paired, syncedWithAllPaired: true)
     }
 
     /// Runs one operation and commits its writes, like the CLI's store transaction.
     @discardableResult
-    func act<T>(at now: Int64, _ operate: (inout BalanceBook) -> T) -> T {
-        var book = book(at: now)
+    func act<T>(at now: Int64, notBefore: Int64 = .min, _ operate: (inout BalanceBook) -> T) -> T {
+        var book = book(at: now, notBefore: notBefore)
         let result = operate(&book)
         for (key, value) in book.writes.sorted(by: { $0.key < $1.key }) {
             store.set(value, suite: BalanceSuite.name, key: key, physicalMillis: now)

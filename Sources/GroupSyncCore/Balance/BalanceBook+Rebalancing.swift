@@ -43,8 +43,6 @@ extension BalanceBook {
         if !gifts.isEmpty { ledger.addGifts(gifts, by: me) }
     }
 
-    /// Hands requesting devices what they lack, as far as this device holds it (unless it is asking too).
-    /// A retired epoch's request is left unanswered: nothing handed to it could ever be spent.
     /// How long this device's own request to peers stays open. The command that makes one waits at most 2 s
     /// for answers and then withdraws it; one left open (the command interrupted or killed in between) would
     /// keep this device from answering the others and from spreading its idle rights for the rest of the day,
@@ -66,6 +64,8 @@ extension BalanceBook {
         withdrawRequest()
     }
 
+    /// Hands requesting devices what they lack, as far as this device holds it (unless it is asking too).
+    /// A retired epoch's request is left unanswered: nothing handed to it could ever be spent.
     mutating func answerRequests() {
         guard !ledger.hasActiveRequest(me, today: today) else { return }
         for (device, request) in ledger.requests.sorted(by: { $0.key < $1.key })

@@ -130,10 +130,14 @@ extension BalanceBook {
 
     /// The day usage at `at` is paid from: its local day, but not later than today (a clock ahead) nor
     /// before this account joined (no allowance was drawn for those days, and drawing it now would turn a
-    /// back-dated report into free minutes).
+    /// back-dated report into free minutes). While the clock is behind what the store has already stamped
+    /// (`notBeforeMillis`: it was set back), every time the app read from it is late by as much, so `at` is
+    /// moved on by that lag; taken as read, usage was paid from a past day's leftover rights and today's
+    /// balance never moved (found by review).
     func payDay(at: Int64) -> CivilDate {
         let joined = ledger.members[me].map { calendar.day(atUTCMillis: $0.joinedAt) } ?? today
-        return min(max(calendar.day(atUTCMillis: at), joined), today)
+        let lag = max(0, notBeforeMillis.saturatingSubtracting(nowMillis))
+        return min(max(calendar.day(atUTCMillis: at.saturatingAdding(lag)), joined), today)
     }
 
     /// What this device may still spend for usage filed under `day`: today, what it holds; for an

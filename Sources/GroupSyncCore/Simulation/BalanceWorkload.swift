@@ -32,10 +32,12 @@ public final class BalanceWorkload: SimulationWorkload {
     }
 
     /// The balance as `replica`'s app sees it now, as `Store.updateBalance` builds it: paired with every other
-    /// replica, and founding the balance only once it has caught up with each one (see `perform`).
+    /// replica, founding the balance only once it has caught up with each one (see `perform`), and with the
+    /// store's hybrid clock as the time it does not go back before when the clock is set back.
     static func book(on replica: SimulatedReplica) -> BalanceBook {
         BalanceBook(ledger: BalanceLedger(entries: replica.store.entries), me: account(replica), nowMillis: replica.physicalMillis,
-                    calendar: .utc, paired: replica.peers, syncedWithAllPaired: replica.hasCaughtUpWithEveryPeer)
+                    notBeforeMillis: replica.store.clock.last.wallMillis, calendar: .utc, paired: replica.peers,
+                    syncedWithAllPaired: replica.hasCaughtUpWithEveryPeer)
     }
 
     /// Writes what `book` changed into `replica`'s store, in key order (one write per key, as the store's

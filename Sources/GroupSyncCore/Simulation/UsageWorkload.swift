@@ -128,7 +128,8 @@ public final class UsageWorkload: SimulationWorkload {
             var moved = false
             for replica in replicas {
                 var book = BalanceBook(ledger: settled, me: BalanceWorkload.account(replica), nowMillis: replica.physicalMillis,
-                                       calendar: .utc, paired: replica.peers, syncedWithAllPaired: true)
+                                       notBeforeMillis: replica.store.clock.last.wallMillis, calendar: .utc,
+                                       paired: replica.peers, syncedWithAllPaired: true)
                 book.settleUsage()
                 moved = moved || !book.writes.isEmpty
                 settled = book.ledger

@@ -75,4 +75,23 @@ import Testing
         #expect(NotificationPosting.post(relayed, current: everywhere, shownHere: nil, device: device, nowMillis: 12_000)
                 == .suppressed(lastPostedAtMillis: 10_000, untilMillis: 40_000))
     }
+
+    /// Found by review: a `--scope all` post from a device whose clock runs 4 minutes ahead (the sessions
+    /// accept up to 5) was taken for a broken clock, so the same ID posted here 2 s later went through on every
+    /// screen. A peer's post is judged on its own clock, by the offset a session measured.
+    @Test func aPeersPostIsDebouncedByItsMeasuredClockOffset() throws {
+        let here = try DeviceID(bytes: Array(repeating: 1, count: 32))
+        let peer = try DeviceID(bytes: Array(repeating: 2, count: 32))
+        let request = try NotificationRequest(id: "timesUp", content: NotificationContent(title: "Time's up"), scope: .all)
+        let ahead: Int64 = 4 * 60_000
+        guard case .accepted(let theirs) = NotificationPosting.post(request, current: nil, shownHere: nil, device: peer, nowMillis: 100_000 + ahead) else {
+            Issue.record("first post suppressed"); return
+        }
+        #expect(NotificationPosting.post(request, current: theirs, shownHere: nil, device: here, nowMillis: 102_000, originClockOffsetMillis: ahead)
+                == .suppressed(lastPostedAtMillis: 100_000, untilMillis: 130_000))
+        guard case .accepted = NotificationPosting.post(request, current: theirs, shownHere: nil, device: here, nowMillis: 130_000,
+                                                        originClockOffsetMillis: ahead) else {
+            Issue.record("a post a whole interval after the peer's was suppressed"); return
+        }
+    }
 }

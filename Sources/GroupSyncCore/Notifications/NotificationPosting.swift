@@ -19,9 +19,15 @@ public enum NotificationPosting {
     /// - Parameters:
     ///   - current: the ID's current record over both scopes (`NotificationRecord.current`).
     ///   - shownHere: what this device last showed for the ID (`NotificationDisplay`).
+    ///   - originClockOffsetMillis: the clock of the device that made `current` minus this one's, when a session
+    ///     measured it (0 for this device's own post). A peer's clock may run minutes ahead (sessions accept up
+    ///     to `--max-clock-drift`): its post, taken at its stamp, looked like one from a broken clock and held
+    ///     nothing back (found by review), so its stamp is read on this clock.
     public static func post(_ request: NotificationRequest, current: NotificationRecord?, shownHere: NotificationDisplay?,
-                            device: DeviceID, nowMillis: Int64) -> PostOutcome {
-        let lastPostedAt = current.flatMap { countsForDebounce($0, shownHere: shownHere) ? $0.stamp.postedAtMillis : nil }
+                            device: DeviceID, nowMillis: Int64, originClockOffsetMillis: Int64 = 0) -> PostOutcome {
+        let lastPostedAt = current.flatMap {
+            countsForDebounce($0, shownHere: shownHere) ? $0.stamp.postedAtMillis.saturatingSubtracting(originClockOffsetMillis) : nil
+        }
         if case .suppress(let until) = NotificationDebounce.decide(lastPostedAtMillis: lastPostedAt,
                                                                   minIntervalSeconds: request.minIntervalSeconds,
                                                                   nowMillis: nowMillis) {

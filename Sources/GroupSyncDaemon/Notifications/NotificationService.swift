@@ -133,7 +133,8 @@ final class NotificationService: @unchecked Sendable {
             let shownHere = try store.entry(suite: NotificationSuites.display, key: request.id)?.value.map { value throws in
                 try NotificationDisplay(id: request.id, value: value)
             }
-            switch NotificationPosting.post(request, current: current, shownHere: shownHere, device: store.device, nowMillis: now) {
+            switch NotificationPosting.post(request, current: current, shownHere: shownHere, device: store.device, nowMillis: now,
+                                            originClockOffsetMillis: originClockOffset(of: current)) {
             case .suppressed(let last, let until):
                 log.write("event=notification-suppressed id=\(quoted(request.id)) last_posted_ms_ago=\(now - last) until_ms=\(until - now)")
                 return .done(id: request.id, result: .suppressed, retryInSeconds: Double(until - now) / 1000)
@@ -413,6 +414,12 @@ final class NotificationService: @unchecked Sendable {
         if keys.contains(where: { $0.suite == BalanceSuite.name }) { checkBalance() }
     }
 
+    /// The clock of the device that posted `record` minus this one's: 0 for this device's post, or when no session
+    /// has measured it yet.
+    private func originClockOffset(of record: NotificationRecord?) -> Int64 {
+        record.flatMap { $0.stamp.origin == store.device ? nil : clockOffset($0.stamp.origin) } ?? 0
+    }
+
     /// Shows, replaces, closes or leaves the notification of `id` as its record says, and stores what is on screen.
     private func present(_ id: String) -> NotificationPresenter.Outcome? {
         let record: NotificationRecord?
@@ -424,7 +431,7 @@ final class NotificationService: @unchecked Sendable {
             log.write("event=notification-unreadable id=\(quoted(id)) error=\(quoted("\(error)"))")
             return nil
         }
-        let origin = record.flatMap { $0.stamp.origin == store.device ? nil : clockOffset($0.stamp.origin) } ?? 0
+        let origin = originClockOffset(of: record)
         let outcome = presenter.present(id: id, record: record, display: display, nowMillis: clock(), originClockOffsetMillis: origin)
         if let newDisplay = outcome.display {
             do { try store.set(newDisplay.value, suite: NotificationSuites.display, key: id) } catch {

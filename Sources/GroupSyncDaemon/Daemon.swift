@@ -422,6 +422,10 @@ public final class Daemon: @unchecked Sendable {
             replaced.stop(reason: "replaced by a newer connection")
             replaced.waitUntilFinished(millis: 5000)
         }
+        // Let go of the old connection now: held in these variables, it kept its store open (a SQLite connection
+        // and three files) for as long as the new one runs (found by a soak).
+        replaced = nil
+        kept = nil
         log.write("event=connected peer=\(peer.short) remote=\(transport.remoteAddress) initiator=\(initiator == certificate.deviceID ? "us" : "peer")")
         // A peer that comes or goes changes what the balance agent would spread, and to whom, without a write to
         // wake the watch loop: nudged, it runs the agent (found by review: a device that reconnected held what

@@ -43,24 +43,34 @@ public final class Store: ReplicaStore {
             try Self.createAtomically(path)
         }
         database = try SQLiteDatabase(path: path)
-        var info = stat()
-        if stat(path, &info) == 0 { openedFile = (UInt64(info.st_dev), UInt64(info.st_ino)) }
+        openedFile = FileIdentity(path: path)
         schemaVersion = try StoreSchema.prepare(database, raisingVersion: raisingSchemaVersion)
+        // The log and its index exist once the store has been read (WAL mode).
+        openedSidecars = Self.sidecarSuffixes.compactMap { suffix in FileIdentity(path: path + suffix).map { (suffix, $0) } }
         storeID = try readMeta("store_id").map { String(decoding: $0, as: UTF8.self) } ?? ""
         if try readMeta("balance_epoch_keys") != nil, BalanceAccount.isValidEpoch(storeID) { balanceEpoch = storeID }
     }
 
     /// The file this store opened, to tell whether the store at `path` is still it (`isStillAtItsPath`).
-    private var openedFile: (device: UInt64, inode: UInt64)?
+    private var openedFile: FileIdentity?
 
     /// Whether `path` still names the file this store opened. It does not once the store was moved aside,
     /// replaced or removed under a running process, which would otherwise go on reading and writing a file
     /// nobody else opens any more: what every other process writes, it would never see.
+    ///
+    /// The same holds for SQLite's log and its shared index beside it, which SQLite never removes while a
+    /// process holds the store: removed under a running daemon, the next command made a new index, the two
+    /// processes kept separate indexes of one log and overwrote each other's writes, acknowledged ones
+    /// included (found by review).
     public var isStillAtItsPath: Bool {
-        var info = stat()
-        guard let openedFile, stat(path, &info) == 0 else { return false }
-        return (UInt64(info.st_dev), UInt64(info.st_ino)) == openedFile
+        guard let openedFile, FileIdentity(path: path) == openedFile else { return false }
+        return openedSidecars.allSatisfy { FileIdentity(path: path + $0.suffix) == $0.file }
     }
+
+    /// SQLite's log and its shared index, named after the store file.
+    static let sidecarSuffixes = ["-wal", "-shm"]
+    /// The log and index files as this store first found them (`isStillAtItsPath`).
+    private var openedSidecars: [(suffix: String, file: FileIdentity)] = []
 
     /// A store file gone while its write-ahead log is still there (moved aside or removed without it, often
     /// while a watch or the daemon held it open, which keeps the log): a new store made here would take that

@@ -7,6 +7,21 @@ import Testing
 
 /// The daemon's local control socket: JSON lines, many requests per connection, writes group-committed.
 @Suite(.serialized) struct ControlSocketTests {
+    /// Found by review: a daemon whose home was moved aside, and a new home made at the same path with a daemon
+    /// of its own, removed that daemon's socket when it stopped: no command could reach the new daemon again.
+    @Test func aStoppingDaemonLeavesTheSocketOfTheHomeNowAtItsPathAlone() throws {
+        let folder = TemporaryFolder()
+        let moved = try TestDevice("home", in: folder)
+        try moved.start()
+        try FileManager.default.moveItem(atPath: moved.cli.home, toPath: folder.path + "/aside")
+        let fresh = try TestDevice("home", in: folder)
+        try fresh.start()
+        #expect(moved.stop() != nil, "the daemon of the home moved aside stopped")
+        let status = try fresh.status()
+        #expect(status["answering"] == .bool(true) && status["id"] == .string(fresh.id), "\(status)")
+        #expect(try fresh.cli.run("status").stdout.contains("running, listening on"))
+    }
+
     @Test func clientsWriteAndReadThroughTheDaemon() throws {
         let folder = TemporaryFolder()
         let device = try TestDevice("a", in: folder)
@@ -329,6 +344,25 @@ import Testing
         held.removeAll()
         usleep(300_000)
         #expect(try cli.run("status").status == 0, "served again once descriptors are free")
+    }
+
+    /// Found by review: with the descriptor limit lowered below what the daemon already holds, giving up its
+    /// reserve descriptor does not let it take a waiting connection either, and its loop spun at full CPU.
+    @Test func aLimitLoweredBelowTheDescriptorsHeldDoesNotSpinTheDaemon() throws {
+        let folder = TemporaryFolder()
+        let device = try TestDevice("a", in: folder)
+        try device.start()
+        let pid = try #require(device.daemon?.pid)
+        _ = try ChildProcess("/usr/bin/prlimit", ["--pid", String(pid), "--nofile=8:"]).waitForExit()
+        let waiting = try UnixClient(path: device.cli.home + "/control.sock")
+        usleep(300_000)
+        let before = try ProcFS.cpuTicks(pid)
+        usleep(1_000_000)
+        let ticks = try ProcFS.cpuTicks(pid) - before
+        #expect(ticks < 20, "the daemon used \(ticks) of 100 CPU ticks in a second")
+        _ = try ChildProcess("/usr/bin/prlimit", ["--pid", String(pid), "--nofile=4096:"]).waitForExit()
+        usleep(500_000)
+        #expect(waiting.request(#"{"command":"get","suite":"s","key":"k"}"#).contains(#""notFound":true"#), "served once descriptors are there again")
     }
 
     /// Started with systemd's default soft limit of 1,024 descriptors, the daemon raises it (within the hard

@@ -19,4 +19,12 @@ enum ProcFS {
         let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
         return try #require(fields.dropFirst().first.flatMap { Int($0) }, "no number in '\(line)'")
     }
+
+    /// How many of the process's file descriptors are open on a path ending with `suffix`.
+    static func openFiles(_ pid: Int32, endingWith suffix: String) throws -> Int {
+        let folder = "/proc/\(pid)/fd"
+        return try FileManager.default.contentsOfDirectory(atPath: folder).filter {
+            ((try? FileManager.default.destinationOfSymbolicLink(atPath: folder + "/" + $0)) ?? "").hasSuffix(suffix)
+        }.count
+    }
 }

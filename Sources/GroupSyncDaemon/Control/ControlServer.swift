@@ -28,8 +28,14 @@ final class ControlServer: @unchecked Sendable {
     private var chunk = [UInt8](repeating: 0, count: 64 * 1024)
     /// Clients workers are done with; `broken`: the worker could not write its answers whole.
     private let finished = Mutex<(fds: [(fd: Int32, broken: Bool)], stopping: Bool)>(([], false))
+    /// The socket file this server made (device and inode), so that closing removes it only while it is still
+    /// ours: a home moved aside and made afresh at the same path has a newer daemon's socket there.
+    private let socketFile: FileIdentity?
     /// Kept open to be given up when the process runs out of descriptors (`refuseOneWithoutDescriptors`).
     private var reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
+    /// Until when (monotonic ms) the listening socket is left out of `poll`: no connection could be taken
+    /// even with the reserve given up (`refuseOneWithoutDescriptors`).
+    private var acceptPausedUntil: Int64 = 0
 
     /// A client that sends nothing for this long is let go, so forgotten connections do not pile up.
     static let idleMillis: Int64 = 600_000
@@ -62,6 +68,7 @@ final class ControlServer: @unchecked Sendable {
         wakeFD = pipeFDs[0]
         wakeWriteFD = pipeFDs[1]
         for end in pipeFDs { Self.makeNonBlocking(end) }
+        socketFile = FileIdentity(path: path)
     }
 
     /// The loop; returns after `close()`.
@@ -84,7 +91,10 @@ final class ControlServer: @unchecked Sendable {
     /// from clients (added to `ready`), clients handed back by workers. False once `close()` was called.
     private func gather(into ready: inout Set<Int32>, waitMillis: Int32) -> Bool {
         // Busy clients are left out: their worker owns them until it hands them back.
-        var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
+        var waitMillis = waitMillis
+        let pausedFor = acceptPausedUntil - monotonicMillis()
+        if pausedFor > 0 { waitMillis = waitMillis < 0 ? Int32(pausedFor) : min(waitMillis, Int32(pausedFor)) }
+        var fds = [pollfd(fd: fd, events: pausedFor > 0 ? 0 : Int16(POLLIN), revents: 0), pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
         for (client, state) in clients where !state.busy {
             // A client whose stream ended is only written to (reading its end again would spin). One whose answers
             // are still unsent, or that has many requests queued, is not read either until it catches up: the
@@ -130,7 +140,9 @@ final class ControlServer: @unchecked Sendable {
     }
 
     func close() {
-        unlink(path)
+        // Only our own socket: found by review, a daemon whose home had been moved aside, stopping, removed the
+        // socket of the daemon serving the new home at that path, which then no command could reach.
+        if let socketFile, FileIdentity(path: path) == socketFile { unlink(path) }
         finished.withLock { $0.stopping = true }
         wake()
     }
@@ -171,10 +183,16 @@ final class ControlServer: @unchecked Sendable {
     /// readable, so `poll` would return at once forever: the loop would spin. The descriptor held in reserve
     /// is given up for a moment to take that connection and close it (the client sees the connection end),
     /// until the backlog is empty or a descriptor frees up.
+    /// When even that fails (the limit was lowered below what the process holds: found by review, the loop
+    /// then spun at full CPU for as long as it stayed so), the listening socket is left alone for 200 ms.
     private func refuseOneWithoutDescriptors() {
         if reserveFD >= 0 { Glibc.close(reserveFD) }
         let client = accept(fd, nil, nil)
-        if client >= 0 { Glibc.close(client) }
+        if client >= 0 {
+            Glibc.close(client)
+        } else if errno == EMFILE || errno == ENFILE {
+            acceptPausedUntil = monotonicMillis() + 200
+        }
         reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
     }
 

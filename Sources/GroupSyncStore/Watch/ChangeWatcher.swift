@@ -133,7 +133,8 @@ public final class ChangeWatcher: @unchecked Sendable {
                     changed = true
                 }
                 // The store file moved or removed: whoever holds it open must look (`Store.isStillAtItsPath`).
-                if name == Home.storeName, mask & (UInt32(IN_DELETE) | UInt32(IN_MOVED_FROM)) != 0 { changed = true }
+                if name == Home.storeName || Store.sidecarSuffixes.contains(where: { name == Home.storeName + $0 }),
+                   mask & (UInt32(IN_DELETE) | UInt32(IN_MOVED_FROM)) != 0 { changed = true }
                 // The folder's watch is gone, or events were lost: count it as a change, since one may have been
                 // missed meanwhile, and watch the folder there is now, if a writer made one already (its creation
                 // may be among the events lost). Without this, every watcher, the daemon's included, would wait

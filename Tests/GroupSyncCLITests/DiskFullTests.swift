@@ -32,6 +32,7 @@ import Testing
             return file
         }
         func resize(kilobytes: Int) { _ = Self.sh("mount -o remount,size=\(kilobytes)k '\(path)'") }
+        func remount(readOnly: Bool) { _ = Self.sh("mount -o remount,\(readOnly ? "ro" : "rw") '\(path)'") }
 
         private static func sh(_ command: String) -> Int32 {
             (try? ChildProcess.run("/bin/sh", ["-c", command]))?.status ?? -1
@@ -74,6 +75,29 @@ import Testing
         #expect(try cli.run("list", "s").lines == acknowledged.sorted(), "every acknowledged write, and nothing else")
         #expect(try cli.run("set", "s", "late", "v").status == 0)
         #expect(try cli.run("get", "s", "late").stdout == "v\n")
+    }
+
+    /// A home on a file system mounted read-only (a disk remounted after errors, a backup mounted for a
+    /// look): every command says so by name, exit 3, where SQLite's own words were "unable to open database
+    /// file (No such file or directory)" for a store that was plainly there; and all is as it was once the
+    /// file system is writable again.
+    @Test func everyCommandNamesAReadOnlyFileSystem() throws {
+        let folder = TemporaryFolder()
+        guard let disk = try SmallDisk(at: folder.path + "/ro", kilobytes: 4096) else { try Test.cancel("mounting a tmpfs needs root") }
+        let cli = GroupSyncBinary(home: disk.path + "/home")
+        try #require(try cli.run("init", "--name", "ro").status == 0)
+        try #require(try cli.run("set", "s", "k", "before").status == 0)
+        disk.remount(readOnly: true)
+        defer { disk.remount(readOnly: false) }
+        for command in [["get", "s", "k"], ["list", "s"], ["status"], ["set", "s", "k", "after"], ["delete", "s", "k"], ["balance"]] {
+            let result = try cli.run(command)
+            #expect(result.status == 3 && result.stderr.contains("/home/store.db is mounted read-only"),
+                    "\(command): exit \(result.status), \(result.stderr)")
+        }
+        disk.remount(readOnly: false)
+        #expect(try cli.run("get", "s", "k").stdout == "before\n")
+        #expect(try cli.run("set", "s", "k", "after").status == 0)
+        #expect(try cli.run("get", "s", "k").stdout == "after\n")
     }
 
     /// b's disk cannot hold a's history. b's daemon keeps what fitted, ends the session with a store failure,

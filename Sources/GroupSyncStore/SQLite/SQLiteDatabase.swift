@@ -28,6 +28,7 @@ final class SQLiteDatabase {
         // the default VFS's, so a process without it shares them. Without it (it could not register), the default.
         let rc = sqlite3_open_v2(path, &db, flags, groupsync_batched_log_vfs())
         guard rc == SQLITE_OK, let db else {
+            if Self.isOnReadOnlyFileSystem(path) { sqlite3_close(db); throw .readOnlyFileSystem(path: path) }
             let message = db.map { Self.withSystemError(String(cString: sqlite3_errmsg($0)), of: $0) } ?? "out of memory"
             sqlite3_close(db)
             throw .cannotOpen(path: path, reason: message)
@@ -44,6 +45,16 @@ final class SQLiteDatabase {
     private static func withSystemError(_ message: String, of db: OpaquePointer?) -> String {
         let code = sqlite3_system_errno(db)
         return code == 0 ? message : "\(message) (\(String(cString: strerror(code))))"
+    }
+
+    /// Whether the folder holding `path` is on a file system mounted read-only. SQLite says so only as
+    /// "unable to open database file" or "disk I/O error", and with the errno of its last try, often ENOENT
+    /// (it falls back to opening the index file read-only, which a closed store does not have): checked
+    /// when it fails, so the user is told what to do (found by review).
+    static func isOnReadOnlyFileSystem(_ path: String) -> Bool {
+        let folder = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+        var info = statvfs()
+        return statvfs(folder.isEmpty ? "/" : folder, &info) == 0 && info.f_flag & UInt(ST_RDONLY) != 0
     }
 
     /// The size of the file at `path`, nil when there is none.
@@ -90,7 +101,11 @@ final class SQLiteDatabase {
     var lastMessage: String { String(cString: sqlite3_errmsg(handle)) }
 
     func error(_ code: Int32, _ message: String) -> StoreError {
-        switch code & 0xFF {
+        let primary = code & 0xFF
+        if [SQLITE_READONLY, SQLITE_PERM, SQLITE_CANTOPEN, SQLITE_IOERR].contains(primary) && Self.isOnReadOnlyFileSystem(path) {
+            return .readOnlyFileSystem(path: path)
+        }
+        switch primary {
         case SQLITE_BUSY, SQLITE_LOCKED: return .busy
         case SQLITE_CORRUPT, SQLITE_NOTADB: return .corrupt(path: path, reason: message)
         case SQLITE_FULL: return .diskFull(path: path)

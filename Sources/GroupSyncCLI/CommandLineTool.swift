@@ -1,4 +1,5 @@
 import Glibc
+import GroupSyncStore
 import GroupSyncTransport
 
 /// The `groupsync` entry point: finds the command, parses its flags, runs it, maps failures to exit codes.
@@ -78,6 +79,8 @@ public enum CommandLineTool {
             Console.error("groupsync: unknown command '\(name)'; see 'groupsync --help'")
             return 2
         }
+        // A write that waits on another process's lock says so, and who holds it, rather than look hung.
+        LockWait.notice = { Console.error("groupsync \(name): \($0)") }
         do {
             let parsed = try ArgumentParser.parse(ArraySlice(leadingHome) + rest.dropFirst(), spec: command.flags)
             if parsed.wantsHelp {

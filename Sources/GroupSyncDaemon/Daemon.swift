@@ -83,6 +83,7 @@ public final class Daemon: @unchecked Sendable {
         self.certificate = certificate
         self.startName = deviceName
         self.log = DaemonLog(clock: WallClock.nowMillis)
+        LockWait.notice = { [log] in log.write("event=store-lock-waiting detail=\"\($0)\"") }
         self.throttled = LogThrottle(log: log, clock: monotonicMillis)
         self.boundAddress = configuration.listen
         self.boundAddresses = [configuration.listen]

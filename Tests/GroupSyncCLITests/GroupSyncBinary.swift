@@ -32,9 +32,9 @@ struct GroupSyncBinary {
         ProcessInfo.processInfo.environment.merging(["GROUPSYNC_HOME": home]) { $1 }
     }
 
-    /// Starts a long-running command (watch, serve), its stdout a pipe to read.
-    func start(_ arguments: [String]) throws -> ChildProcess {
-        try ChildProcess(Self.path, arguments, environment: environment, stdout: .pipe)
+    /// Starts a long-running command (watch, serve), its stdout a pipe to read (with its stderr, if asked).
+    func start(_ arguments: [String], stderr: ChildProcess.Output = .null) throws -> ChildProcess {
+        try ChildProcess(Self.path, arguments, environment: environment, stdout: .pipe, stderr: stderr)
     }
 }
 

@@ -18,7 +18,10 @@ import GroupSyncCore
         }
         let seconds = Double(totalMicros) / 1e6
         #expect(seconds >= 119 && seconds <= 121, "gives up after \(seconds) s")
-        #expect(BusyWait.shouldRetry(attempt: Int32(attempt)) == 0)
+        #expect(BusyWait.shouldRetry(attempt: Int32(attempt), database: "/nonexistent") == 0)
+        // The wait is told of (`LockWait`) once it has lasted about a second.
+        let beforeNotice = (0..<BusyWait.noticeAttempt).reduce(0) { $0 + BusyWait.napMicros(attempt: $1) }
+        #expect(beforeNotice >= 990_000 && beforeNotice <= 1_010_000, "told after \(beforeNotice) µs")
     }
 
     @Test func aWriterWaitsForAnotherConnectionsTransactionAndThenSucceeds() throws {

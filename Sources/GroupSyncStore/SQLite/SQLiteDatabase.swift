@@ -34,7 +34,10 @@ final class SQLiteDatabase {
             throw .cannotOpen(path: path, reason: message)
         }
         handle = db
-        sqlite3_busy_handler(db, { _, attempt in BusyWait.shouldRetry(attempt: attempt) }, nil)
+        // Unretained: the handler runs only inside this connection's calls, so while `self` lives.
+        sqlite3_busy_handler(db, { context, attempt in
+            BusyWait.shouldRetry(attempt: attempt, database: Unmanaged<SQLiteDatabase>.fromOpaque(context!).takeUnretainedValue().path)
+        }, Unmanaged.passUnretained(self).toOpaque())
         sqlite3_extended_result_codes(db, 1)
     }
 

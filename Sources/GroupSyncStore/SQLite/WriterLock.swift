@@ -10,8 +10,10 @@ import Glibc
 /// be opened (a read-only home), writers fall back to SQLite's lock alone, which is still correct.
 final class WriterLock {
     private let fd: Int32
+    private let path: String
 
     init(path: String) {
+        self.path = path
         fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
     }
 
@@ -19,7 +21,11 @@ final class WriterLock {
 
     func acquire() {
         guard fd >= 0 else { return }
-        while flock(fd, LOCK_EX) != 0 && errno == EINTR {}
+        // Uncontended, one call; contended, a wait that tells who it waits for if it drags on (`LockWait`).
+        if flock(fd, LOCK_EX | LOCK_NB) == 0 { return }
+        LockWait.noticing(holdersOf: path, kind: .flock) {
+            while flock(fd, LOCK_EX) != 0 && errno == EINTR {}
+        }
     }
 
     func release() {

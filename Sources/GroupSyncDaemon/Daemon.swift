@@ -58,7 +58,7 @@ public final class Daemon: @unchecked Sendable {
     private nonisolated(unsafe) var lastErrors: [DeviceID: String] = [:]
     private let allowed = AllowedPeers()
     private let admission = Admission()
-    private let throttled: LogThrottle
+    let throttled: LogThrottle
 
     private var listener: TLSListener?
     private var watcher: ChangeWatcher?

@@ -330,7 +330,7 @@ import Testing
         let cli = GroupSyncBinary(home: folder.path + "/home")
         try cli.run("init")
         let daemon = try ChildProcess("/bin/sh", ["-c", #"ulimit -n 48 && exec "$0" --home "$1" serve --listen 127.0.0.1:0"#,
-                                                   GroupSyncBinary.path, cli.home])
+                                                   GroupSyncBinary.path, cli.home], stderr: .appendingTo(folder.path + "/daemon.log"))
         defer { daemon.terminate() }
         let socketPath = cli.home + "/control.sock"
         for _ in 0..<200 where access(socketPath, F_OK) != 0 { usleep(25_000) }
@@ -341,6 +341,8 @@ import Testing
         usleep(1_000_000)
         let ticks = try ProcFS.cpuTicks(daemon.pid) - busy
         #expect(ticks < 20, "the daemon used \(ticks) of 100 CPU ticks in a second with \(held.count) connections held")
+        let log = (try? String(contentsOfFile: folder.path + "/daemon.log", encoding: .utf8)) ?? ""
+        #expect(log.contains("event=control-client-refused reason=\"out of file descriptors (Too many open files)\" action=close"), "\(log)")
         held.removeAll()
         usleep(300_000)
         #expect(try cli.run("status").status == 0, "served again once descriptors are free")
@@ -360,6 +362,7 @@ import Testing
         usleep(1_000_000)
         let ticks = try ProcFS.cpuTicks(pid) - before
         #expect(ticks < 20, "the daemon used \(ticks) of 100 CPU ticks in a second")
+        #expect(device.log.contains("event=control-accept-paused reason=\"out of file descriptors (Too many open files)\""), "\(device.log)")
         _ = try ChildProcess("/usr/bin/prlimit", ["--pid", String(pid), "--nofile=4096:"]).waitForExit()
         usleep(500_000)
         #expect(waiting.request(#"{"command":"get","suite":"s","key":"k"}"#).contains(#""notFound":true"#), "served once descriptors are there again")

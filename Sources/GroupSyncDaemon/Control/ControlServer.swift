@@ -186,12 +186,17 @@ final class ControlServer: @unchecked Sendable {
     /// When even that fails (the limit was lowered below what the process holds: found by review, the loop
     /// then spun at full CPU for as long as it stayed so), the listening socket is left alone for 200 ms.
     private func refuseOneWithoutDescriptors() {
+        // Said (once a minute): a command that finds its connection closed, or a daemon that stops answering
+        // them, is otherwise a mystery to whoever reads the log. `errno` is the failed accept's.
+        let reason = "reason=\"out of file descriptors (\(String(cString: strerror(errno))))\""
         if reserveFD >= 0 { Glibc.close(reserveFD) }
         let client = accept(fd, nil, nil)
         if client >= 0 {
             Glibc.close(client)
+            daemon.throttled.write(key: "control out of descriptors", "event=control-client-refused \(reason) action=close")
         } else if errno == EMFILE || errno == ENFILE {
             acceptPausedUntil = monotonicMillis() + 200
+            daemon.throttled.write(key: "control accept paused", "event=control-accept-paused \(reason) action=\"leave the control socket alone for 200 ms\"")
         }
         reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
     }

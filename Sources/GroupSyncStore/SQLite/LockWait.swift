@@ -30,7 +30,8 @@ public enum LockWait {
 
     static func message(holdersOf lockedFile: String, kind: LockHolders.Kind) -> String {
         let holders = LockHolders.processes(writeLocking: lockedFile, kind: kind)
-        let who = holders.isEmpty ? "another process" : holders.map { "process \($0.pid) (\($0.name))" }.joined(separator: ", ")
+        // None found: a holder out of sight (another PID namespace), or another connection of this process.
+        let who = holders.isEmpty ? "another writer" : holders.map { "process \($0.pid) (\($0.name))" }.joined(separator: ", ")
         return "waiting for the store's write lock, held by \(who); the write goes in once it is let go"
     }
 }

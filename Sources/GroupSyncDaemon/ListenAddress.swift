@@ -35,6 +35,11 @@ public struct ListenAddress: Hashable, Sendable, CustomStringConvertible {
         var hostPart: Substring
         var portPart: Substring?
         var bracketed = false
+        // `http://host:1` has two colons and was taken for an unbracketed IPv6 address (found by review).
+        if let scheme = text.firstRange(of: "://") {
+            let rest = text[scheme.upperBound...]
+            throw Problem(description: "'\(text)' has a scheme ('\(text[..<scheme.lowerBound])://'); give HOST:PORT alone, for example \(rest.isEmpty ? "192.168.1.20:\(Self.defaultPort)" : String(rest))")
+        }
         if text.hasPrefix("[") {
             guard let close = text.firstIndex(of: "]") else { throw Problem(description: "'\(text)' opens '[' without closing it") }
             hostPart = text[text.index(after: text.startIndex)..<close]
@@ -58,7 +63,7 @@ public struct ListenAddress: Hashable, Sendable, CustomStringConvertible {
             // Digits only: `UInt16` would also take "+22100".
             guard !portPart.isEmpty, portPart.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
                   let number = UInt16(portPart), number > 0 || portPart == "0" else {
-                throw Problem(description: "'\(portPart)' is not a port (1 to 65535)")
+                throw Problem(description: "'\(portPart)' is not a port (0 to 65535)")
             }
             port = number
         } else if let defaultPort {

@@ -122,6 +122,9 @@ import GroupSyncStore
             "%:1": "'%' is not a host name or an IP address", ".:1": "is not a host name", "-foo:1": "is not a host name",
             "a..b:1": "is not a host name", "[1.2.3.4]:5": "is not an IPv6 address",
             "::1": "put it in brackets: [::1]:22100", "[fe80::1]:5": "needs its interface: [fe80::1%eth0]:PORT",
+            // A URL was taken for an IPv6 address without brackets (found by review).
+            "http://host:1": "has a scheme ('http://'); give HOST:PORT alone, for example host:1",
+            "tcp://1.2.3.4:22100": "has a scheme ('tcp://')", "host:99999": "'99999' is not a port (0 to 65535)",
         ]
         for (address, reason) in refusals {
             let result = try cli.run("peer", "add", otherID, address)

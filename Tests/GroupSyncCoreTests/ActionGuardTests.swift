@@ -27,6 +27,9 @@ import Testing
         #expect(skip(["skipIfAlreadyTriggeredBefore": .double(now - 10_000)], [key: now - 5_000]) == nil)
         #expect(skip(["skipIfAlreadyTriggeredWithinMS": .int(30_000)], [key: now - 29_000]) != nil)
         #expect(skip(["skipIfAlreadyTriggeredWithinMS": .int(30_000)], [key: now - 31_000]) == nil)
+        // Stamped after this run's time (`fire --at` in the past): within the window, and said so plainly.
+        let later = skip(["skipIfAlreadyTriggeredWithinMS": .int(60_000)], [key: now + 3_600_000])
+        #expect(later?.contains("later than this run's time") == true && later?.contains(" ago") != true, "\(later ?? "ran")")
         let window: [String: Value] = ["skipIfAlreadyTriggeredBetweenFromDate": .double(now - 60_000), "skipIfAlreadyTriggeredBetweenToDate": .double(now - 30_000)]
         #expect(skip(window, [key: now - 45_000]) != nil)
         #expect(skip(window, [key: now - 60_000]) != nil, "the window includes its ends")

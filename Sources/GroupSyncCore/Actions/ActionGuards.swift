@@ -48,6 +48,11 @@ public struct ActionGuards: Equatable, Sendable {
             return "skipIfLargerEventRecordedAfter: a larger event fired after \(Self.format(t))"
         }
         if let window = skipIfAlreadyTriggeredWithinMS, let last, last > now - window {
+            // A firing stamped after this run's time (`fire --at` in the past, a clock set back) is within the
+            // window too; "-60 min ago" said it badly (found by review).
+            guard last <= now else {
+                return "skipIfAlreadyTriggeredWithinMS: it last fired at \(Self.format(last)), later than this run's time \(Self.format(now))"
+            }
             return "skipIfAlreadyTriggeredWithinMS: it last fired \(Self.duration(now - last)) ago, within \(Self.duration(window))"
         }
         if let window = skipIfLargerEventRecordedWithinMS, history.largerEventFired(than: invocation, after: now - window) {

@@ -456,9 +456,10 @@ public final class Daemon: @unchecked Sendable {
     }
 
     /// A device paired without `--name` shows the start of its ID until it tells its own name in a hello
-    /// (`peer add --help`); from then on, `status` and `peer list` show that name. A name the user gave stays.
+    /// (`peer add --help`); from then on, `status` and `peer list` show the name it tells, a new one too
+    /// (`Store.adoptName`). A name the user gave stays.
     private func adoptName(_ name: String, of peer: DeviceID, store: Store) {
-        guard DeviceName.isValid(name), name != peer.short, state.locked({ paired[peer]?.name == peer.short }) else { return }
+        guard DeviceName.isValid(name), name != peer.short, state.locked({ paired[peer] != nil }) else { return }
         do {
             if try store.adoptName(name, for: peer) {
                 log.write("event=peer-named peer=\(peer.short) name=\(JSONWriter.string(for: .string(name)))")

@@ -47,24 +47,42 @@ extension Store {
         didCommit?()
     }
 
-    /// Names a device paired without `--name` (so still called by the start of its ID) with the name it told in
-    /// its hello; `false` when it has a name of its own already. One statement, so a `peer add` running
-    /// meanwhile is never undone, and a name the user gave is never replaced.
+    /// Shows a paired device by the name it tells in its hello, unless the user gave it another: when it is
+    /// still called by the start of its ID (paired without `--name`), or by the name it told before (so a
+    /// device renamed with `init --name` is shown renamed on its peers; only the first name stuck before,
+    /// found by review). The name told is kept per device in `meta` (`peer_name_told:`), where earlier
+    /// groupsyncs ignore it; a store from before has none, and a shown name equal to the one told now was
+    /// told then. `true` when the shown name changed. One transaction, so a `peer add` running meanwhile is
+    /// never undone, and a name the user gave is never replaced.
     @discardableResult
     public func adoptName(_ name: String, for id: DeviceID) throws(StoreError) -> Bool {
-        let statement = try cached("UPDATE peers SET name = ?1 WHERE device = ?2 AND name = ?3")
-        statement.bind(1, name)
-        statement.bind(2, id.bytes)
-        statement.bind(3, id.short)
+        let read = try cached("SELECT p.name, CAST(m.value AS TEXT) FROM peers p LEFT JOIN meta m ON m.name = ?2 WHERE p.device = ?1")
+        let keepTold = try cached("INSERT INTO meta(name, value) VALUES (?1, ?2) ON CONFLICT(name) DO UPDATE SET value = excluded.value")
+        let show = try cached("UPDATE peers SET name = ?1 WHERE device = ?2")
         let adopted = try database.transaction(immediate: true) { () throws(StoreError) -> Bool in
-            try statement.run()
-            guard database.changes > 0 else { return false }
+            read.bind(1, id.bytes)
+            read.bind(2, Self.toldNameKey(id))
+            guard try read.step() else { read.reset(); return false }  // not paired (any more)
+            let shown = read.string(0), told = read.isNull(1) ? nil : read.string(1)
+            read.reset()
+            guard shown == id.short || shown == (told ?? name) else { return false }
+            if told != name {
+                keepTold.bind(1, Self.toldNameKey(id))
+                keepTold.bind(2, name)
+                try keepTold.run()
+            }
+            guard shown != name else { return false }
+            show.bind(1, name)
+            show.bind(2, id.bytes)
+            try show.run()
             try bumpPairingVersion()
             return true
         }
         if adopted { didCommit?() }
         return adopted
     }
+
+    static func toldNameKey(_ id: DeviceID) -> String { "peer_name_told:" + id.description }
 
     /// A counter that moves whenever the paired devices change, so the daemon can tell at the cost of one
     /// small read whether it must re-read them after a commit.
@@ -94,10 +112,17 @@ extension Store {
             try statement.run()
             guard database.changes > 0 else { return false }
             try forgetSyncStatus(id)
+            try forgetToldName(id)
             try bumpPairingVersion()
             return true
         }
         if removed { didCommit?() }
         return removed
+    }
+
+    private func forgetToldName(_ id: DeviceID) throws(StoreError) {
+        let statement = try cached("DELETE FROM meta WHERE name = ?1")
+        statement.bind(1, Self.toldNameKey(id))
+        try statement.run()
     }
 }

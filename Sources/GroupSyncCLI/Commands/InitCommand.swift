@@ -13,9 +13,10 @@ enum InitCommand: Command {
         self-signed certificate whose SHA-256 fingerprint is the device ID. Running it again keeps the
         identity; --name renames the device. Prints the device ID.
 
-          --name NAME     a name for this device, sent to paired devices, whose logs show it; their status
-                          and peer list show the name given to 'peer add --name', or this name when none
-                          was given (default: the host name)
+          --name NAME     a name for this device, sent to paired devices when a session starts, whose logs
+                          show it; their status and peer list show the name given to 'peer add --name', or
+                          this name when none was given, a new one from the next session on (default:
+                          the host name)
         \(homeHelp)
         """
     static let flags = FlagSpec.with(valued: ["--name"])

@@ -17,8 +17,9 @@ enum PeerCommand: Command {
         HOST is an IPv4 address, a host name or [IPv6] (a link-local one with its %interface); without
         :PORT, the port is \(ListenAddress.defaultPort).
 
-          --name NAME     a name for the peer (default: the name it has, for a paired device; else the
-                          start of its ID, until the peer connects and tells its own name)
+          --name NAME     a name for the peer, kept whatever the peer calls itself (default: the name it
+                          has, for a paired device; else the start of its ID, until the peer connects and
+                          tells its own name, and then each name it tells)
           --json          'list' prints one JSON object per line: id, name, address
         \(homeHelp)
         """

@@ -56,7 +56,8 @@ gs laptop status
 say "The HonorFit app on the laptop writes its earned minutes and an action list"
 t0=$(date +%s%N)
 gs laptop set group.demo earnedMinutes --double 12.5
-gs laptop set group.demo actions_for_focus_intervalDidEnd --json '[{"type":"blockSelection","selectionId":"social"}]'
+gs laptop set group.demo familyActivitySelectionIds --json '{"social":"opaque-selection-token"}'
+gs laptop set group.demo actions_for_focus_intervalDidEnd --json '[{"type":"blockSelection","familyActivitySelectionId":"social"}]'
 # One check per line: under `set -e` a failure inside an `a && b` list does not stop the script.
 await desktop earnedMinutes 12.5
 await phone earnedMinutes 12.5

@@ -2,9 +2,9 @@
 # Installs a groupsync binary and its systemd user unit, or removes them:
 #   Deploy/install.sh install BINARY [PREFIX] [DESTDIR]
 #   Deploy/install.sh uninstall [PREFIX] [DESTDIR]
-# PREFIX defaults to ~/.local; the unit goes where the user's systemd looks for that prefix
-# (~/.local/share/systemd/user for ~/.local, PREFIX/lib/systemd/user otherwise). DESTDIR stages the
-# files under another root, as packagers do; the paths written into the unit leave it out.
+# PREFIX defaults to ~/.local; the unit goes to ~/.local/share/systemd/user for ~/.local, PREFIX/lib/systemd/user
+# otherwise, which the user's systemd searches for /usr and /usr/local only (another prefix is told to link
+# it). DESTDIR stages the files under another root, as packagers do; the paths written into the unit leave it out.
 set -euo pipefail
 usage() { echo "usage: Deploy/install.sh install BINARY [PREFIX] [DESTDIR] | uninstall [PREFIX] [DESTDIR]" >&2; exit 2; }
 action=${1:-}
@@ -33,3 +33,7 @@ mkdir -p "$(dirname "$installed_unit")"
 sed "s|@BINDIR@|$prefix/bin|g" "$here/groupsync.service" > "$installed_unit"
 chmod 0644 "$installed_unit"
 echo "installed $installed_binary and $installed_unit"
+case "$unit_dir" in
+  "$HOME/.local/share/systemd/user" | /usr/lib/systemd/user | /usr/local/lib/systemd/user) ;;
+  *) echo "the user's systemd does not look in $unit_dir: run 'systemctl --user link $unit_dir/groupsync.service' before enabling it" ;;
+esac

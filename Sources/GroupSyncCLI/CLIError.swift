@@ -1,6 +1,6 @@
 /// How a command fails, and the exit code each failure maps to. The codes are a public contract:
-/// 0 done, 1 key not found, 2 bad usage or bad input, 3 the environment failed (disk, damaged store),
-/// 4 a check found a failure (`simulate`: a seed did not converge).
+/// 0 done, 1 not found (a key, a peer, a notification), 2 bad usage or bad input, 3 the environment failed
+/// (disk, damaged store), 4 a check found a failure (`simulate`: a seed did not converge).
 enum CLIError: Error, CustomStringConvertible {
     case usage(String)
     case badInput(String)

@@ -22,8 +22,9 @@ public enum CommandLineTool {
             commands:
             \(lines.joined(separator: "\n"))
 
-            'groupsync COMMAND --help' describes a command. Exit codes: 0 done, 1 key not found,
-            2 bad usage or bad input, 3 the environment failed (disk, damaged files), 4 a simulated seed failed.
+            'groupsync COMMAND --help' describes a command. Exit codes: 0 done, 1 not found (a key, a
+            peer, a notification), 2 bad usage or bad input, 3 the environment failed (disk, damaged files,
+            no daemon where one is needed, a port taken), 4 a simulated seed failed.
             """
     }
 

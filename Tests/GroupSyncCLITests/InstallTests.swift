@@ -20,6 +20,8 @@ import Testing
         let installed = try installScript("install", GroupSyncBinary.path, prefix)
         #expect(installed.status == 0, "\(installed.errors)")
         let binary = prefix + "/bin/groupsync", unitPath = prefix + "/lib/systemd/user/groupsync.service"
+        // A prefix the user's systemd does not search: the install says how to make the unit found.
+        #expect(installed.output.contains("run 'systemctl --user link \(unitPath)' before enabling it"), "\(installed.output)")
         #expect(FileManager.default.isExecutableFile(atPath: binary))
         let unit = try String(contentsOfFile: unitPath, encoding: .utf8)
         let execStart = try #require(unit.split(separator: "\n").first { $0.hasPrefix("ExecStart=") }).dropFirst("ExecStart=".count)

@@ -22,7 +22,12 @@ enum FireCommand: Command {
         Actions performed, as state in SUITE:
           blockSelection, unblockSelection, resetBlocks   groupsync.block.{selectionId} (true or false; the
                                                            later action on a selection wins across devices),
-                                                           blockedSelectionIds and lastBlockUpdate
+                                                           blockedSelectionIds and lastBlockUpdate; block and
+                                                           unblock name the selection in the action's
+                                                           familyActivitySelectionId, which must be a key of
+                                                           the suite's familyActivitySelectionIds dictionary
+                                                           (optional shieldId: shieldConfiguration_{shieldId}
+                                                           becomes shieldConfiguration)
           enableBlockAllMode, disableBlockAllMode          isBlockingAll
           sendNotification                                 groupsync.notification.{identifier}, a pending
                                                            request ({activityName} etc. filled in)

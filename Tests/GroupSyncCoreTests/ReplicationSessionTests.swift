@@ -512,6 +512,42 @@ import Testing
         #expect(session.clockOffsetMillis == 120_000)
     }
 
+    /// A ping that left late (held behind a catch-up's batches in the same turn) or a pong from a busy peer
+    /// stretches the round trip, and the midpoint assumption misreads the offset by up to half of it: two
+    /// daemons on one host, `--max-clock-drift 1`, refused each other for a 2.8 s "skew" (found by review).
+    /// Such a reading neither refuses the session nor replaces a more certain one; a real skew still does.
+    @Test func aRoundTripStretchedByBusyPeersIsNotTakenForClockSkew() {
+        func session(peerAheadBy skew: Int64, pongAfter roundTrip: Int64, peerReadAt reading: Int64) -> (PeerSession, [SessionOutput]) {
+            let a = ReplicationNode("a", index: 0)
+            var strict = SessionConfiguration()
+            strict.clockRefuseMillis = 1_000
+            var session = PeerSession(peer: ReplicationFixtures.device(1), deviceName: "a", configuration: strict)
+            _ = session.start(at: .both(0), store: a.store)
+            let hello = Hello(versions: 1...1, deviceName: "b", storeID: "b-1", physicalMillis: skew, resume: nil)
+            var outputs = session.receive(bytes: MessageCodec.encode(.hello(hello)), at: .both(0), store: a.store)  // its ping stamped 0
+            outputs += session.receive(bytes: MessageCodec.encode(.pong(echoMillis: 0, millis: reading + skew)),
+                                       at: .both(roundTrip), store: a.store)
+            return (session, outputs)
+        }
+        func closed(_ outputs: [SessionOutput]) -> Bool { outputs.contains { if case .close = $0 { true } else { false } } }
+        // The ping left 5.6 s after it was stamped; the peer, whose clock is ours, answered at once.
+        let (late, lateOutputs) = session(peerAheadBy: 0, pongAfter: 5_660, peerReadAt: 5_600)
+        #expect(!closed(lateOutputs), "\(lateOutputs)")
+        #expect(late.clockOffsetMillis == 0 && late.clockOffsetUncertaintyMillis == 0, "the hello's exact reading is kept")
+        // A skew past the bound even at its nearest is refused, however long the round trip.
+        #expect(closed(session(peerAheadBy: 60_000, pongAfter: 5_660, peerReadAt: 5_600).1))
+        #expect(closed(session(peerAheadBy: 2_000, pongAfter: 10, peerReadAt: 5).1))
+        // A certain reading replaces the hello's, which had the peer's stamp 300 ms under way.
+        let a = ReplicationNode("a", index: 0)
+        var measured = PeerSession(peer: ReplicationFixtures.device(1), deviceName: "a")
+        _ = measured.start(at: .both(0), store: a.store)
+        let hello = Hello(versions: 1...1, deviceName: "b", storeID: "b-1", physicalMillis: 400, resume: nil)
+        _ = measured.receive(bytes: MessageCodec.encode(.hello(hello)), at: .both(300), store: a.store)
+        #expect(measured.clockOffsetMillis == 250 && measured.clockOffsetUncertaintyMillis == 150)
+        _ = measured.receive(bytes: MessageCodec.encode(.pong(echoMillis: 300, millis: 505)), at: .both(310), store: a.store)
+        #expect(measured.clockOffsetMillis == 200 && measured.clockOffsetUncertaintyMillis == 5)
+    }
+
     /// Room for the offset the liveness tests' steps create (up to an hour), as `serve --max-clock-drift`
     /// allows: with the default 5-minute bound the first pong after the step would end the session as clock
     /// skew — rightly, but then it could not show what the step does to liveness.

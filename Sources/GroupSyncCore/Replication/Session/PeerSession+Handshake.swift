@@ -6,6 +6,7 @@ extension PeerSession {
         let head = try storeCall("reading the last sequence") { () throws(S.Failure) in try store.lastSequence() }
         lastReceivedMonotonic = now.monotonicMillis  // the peer's hello is due within the dead-peer timeout
         lastPingMonotonic = now.monotonicMillis
+        helloSentMonotonic = now.monotonicMillis
         phase = .handshaking
         send(.hello(Hello(versions: configuration.versions, deviceName: DeviceName.sendable(deviceName), storeID: localStoreID,
                           physicalMillis: now.wallMillis, resume: announcedWatermark, head: head)))
@@ -19,8 +20,12 @@ extension PeerSession {
         negotiatedVersion = version
         peerName = hello.deviceName
         peerStoreID = hello.storeID
-        // One-way estimate: the network delay counts as offset until the first pong corrects it.
-        try measureClockOffset(difference(hello.physicalMillis, now.wallMillis), source: "hello")
+        // One-way: the peer stamped its hello between our hello leaving (give or take one leg) and now, so
+        // the offset lies between the stamp against now and the stamp against then; the middle is taken,
+        // until a pong narrows it.
+        let underWay = max(0, difference(now.monotonicMillis, helloSentMonotonic))
+        try measureClockOffset(difference(hello.physicalMillis, difference(now.wallMillis, underWay / 2)), uncertainty: underWay - underWay / 2,
+                               at: now, source: "hello")
 
         // Our position in the peer's history survives only while its store is the one we read.
         if let announced = announcedWatermark, announced.storeID == hello.storeID {
@@ -92,21 +97,46 @@ extension PeerSession {
         // The peer read its clock about half way through the round trip (NTP's assumption); `rtt − rtt/2`
         // back from now is exactly `t0 + rtt/2` when the wall clock did not step.
         let ourMillisAtPeerReading = sent != nil ? difference(now.wallMillis, roundTrip - roundTrip / 2) : echo + roundTrip / 2
-        try measureClockOffset(difference(peerMillis, ourMillisAtPeerReading), source: "ping rtt_ms=\(roundTrip)")
+        try measureClockOffset(difference(peerMillis, ourMillisAtPeerReading), uncertainty: roundTrip - roundTrip / 2, at: now,
+                               source: "ping rtt_ms=\(roundTrip)")
     }
 
-    /// Records a measurement and enforces the bounds. Past `clockWarnMillis` writes order by a clock that is
-    /// noticeably off, which is worth one log line; past `clockRefuseMillis` (the `HybridClock` drift bound)
-    /// one side's entries would be refused by the other, so the session stops and both sides say why.
-    mutating func measureClockOffset(_ offset: Int64, source: String) throws(CloseReason) {
-        clockOffsetMillis = offset
-        if offset.magnitude > configuration.clockRefuseMillis.magnitude {
+    /// A later measurement replaces the current one when it is nearly as certain, or the current one is this old.
+    static let clockOffsetRenewalMillis: Int64 = 600_000
+
+    /// Records a measurement (the truth lies within `uncertainty` of `offset`) and enforces the bounds on
+    /// what the truth can be at the nearest. A round trip is not all network: a ping that waits behind the
+    /// batches of a catch-up, or a pong behind a busy peer, stretches it, and the midpoint assumption then
+    /// misreads the offset by up to half of it (found by review: two daemons on one host refused each other
+    /// for a 2.8 s "skew" after a 5.7 s catch-up step). So the offset kept for status and the debounce is the
+    /// most certain of late, and the session is refused only when even the nearest reading is past the bound.
+    /// Past `clockWarnMillis` writes order by a clock that is noticeably off, which is worth one log line;
+    /// past `clockRefuseMillis` (the `HybridClock` drift bound) one side's entries would be refused by the
+    /// other, so the session stops and both sides say why.
+    mutating func measureClockOffset(_ offset: Int64, uncertainty: Int64, at now: SessionTime, source: String) throws(CloseReason) {
+        let nearest = offset.magnitude > uncertainty.magnitude ? offset.magnitude - uncertainty.magnitude : 0
+        if replacesClockOffset(offset, uncertainty: uncertainty, at: now) || nearest > configuration.clockRefuseMillis.magnitude {
+            clockOffsetMillis = offset
+            clockOffsetUncertaintyMillis = uncertainty
+            clockOffsetMeasuredMonotonic = now.monotonicMillis
+        }
+        if nearest > configuration.clockRefuseMillis.magnitude {
             throw .clockSkew(offsetMillis: offset, boundMillis: configuration.clockRefuseMillis)
         }
-        if offset.magnitude > configuration.clockWarnMillis.magnitude && !warnedAboutClock {
+        if nearest > configuration.clockWarnMillis.magnitude && !warnedAboutClock {
             warnedAboutClock = true
             log("clock-offset-warning", "offset_ms=\(offset) bound_ms=\(configuration.clockWarnMillis) source=\(source) advice=\(quoted("enable network time on both devices"))")
         }
+    }
+
+    /// Whether a measurement replaces the one kept: when it is nearly as certain; when it rules the kept one
+    /// out (their intervals do not meet: a clock stepped); or when the kept one is old.
+    func replacesClockOffset(_ offset: Int64, uncertainty: Int64, at now: SessionTime) -> Bool {
+        guard let current = clockOffsetMillis, let currentUncertainty = clockOffsetUncertaintyMillis else { return true }
+        let apart = difference(offset, current).magnitude
+        let together = uncertainty.magnitude + currentUncertainty.magnitude
+        return uncertainty <= 2 * currentUncertainty + 20 || apart > together
+            || now.monotonicMillis - clockOffsetMeasuredMonotonic >= Self.clockOffsetRenewalMillis
     }
 
     /// `a - b`, saturating: the operands may come from a hostile peer.

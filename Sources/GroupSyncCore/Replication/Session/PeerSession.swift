@@ -29,8 +29,16 @@ public struct PeerSession: Sendable {
     public internal(set) var phase: SessionPhase = .idle
     public internal(set) var peerName: String?
     public internal(set) var negotiatedVersion: UInt32?
-    /// The peer's physical clock minus ours, from `hello` and refined by each ping's round trip.
+    /// The peer's physical clock minus ours, from `hello` and refined by each ping's round trip: the
+    /// measurement with the least uncertainty (`clockOffsetUncertaintyMillis`) of late.
     public internal(set) var clockOffsetMillis: Int64?
+    /// How far the true offset may lie from `clockOffsetMillis`, either way: half a ping's round trip, or
+    /// half the time the peer's hello may have been under way.
+    public internal(set) var clockOffsetUncertaintyMillis: Int64?
+    /// When (monotonic ms) `clockOffsetMillis` was measured.
+    var clockOffsetMeasuredMonotonic: Int64 = 0
+    /// When (monotonic ms) our hello left: the peer's hello was stamped no earlier, give or take one leg.
+    var helloSentMonotonic: Int64 = 0
     /// The last time a batch from the peer was applied, or the peer confirmed it has all of our history: a
     /// wall time, for people to read in status.
     public internal(set) var lastSyncMillis: Int64?

@@ -82,6 +82,30 @@ import Testing
         #expect(try a.cli.run("list", "groupsync.local.notifications").lines.isEmpty, "nothing posted")
     }
 
+    /// Text that its placeholders would make too long, and a configuration key too long for its `…LastSentAt`
+    /// stamp to be a key, are bad input (2), refused before anything is built, shown or stored: the daemon
+    /// built gigabytes before, and a shield was shown and then failed with exit 3, never debounced (found by
+    /// review).
+    @Test func textFilledPastTheLimitAndAKeyTooLongForItsStampAreBadInput() throws {
+        let folder = TemporaryFolder()
+        let a = try deviceWithoutABus(in: folder)
+        let post = try a.cli.run("notify", "post", "--id", "big", "--title", String(repeating: "{activityName}", count: 600),
+                                 "--activity", String(repeating: "A", count: 1_000))
+        #expect(post.status == 2 && post.stderr.contains("the title, its placeholders filled in, would be 600000 bytes"), "\(post.stderr)")
+
+        let longKey = String(repeating: "k", count: 1_015)
+        try a.cli.run("set", "group.scrollbrake", longKey, "--json", #"{"payload":{"title":"Blocked"},"minIntervalSeconds":600}"#)
+        let shield = try a.cli.run("notify", "shield", "--suite", "group.scrollbrake", "--config-key", longKey, "--app", "X")
+        #expect(shield.status == 2 && shield.stderr.contains("debounce stamp") && shield.stderr.contains("at most 1014 bytes"), "\(shield.stderr)")
+
+        let title = String(repeating: "{applicationOrDomainDisplayName}", count: 1_000)
+        try a.cli.run("set", "group.scrollbrake", "wide", "--json", #"{"payload":{"title":"\#(title)"}}"#)
+        let wide = try a.cli.run("notify", "shield", "--suite", "group.scrollbrake", "--config-key", "wide", "--app", String(repeating: "X", count: 10_000))
+        #expect(wide.status == 2 && wide.stderr.contains("would be 10000000 bytes"), "\(wide.stderr)")
+        #expect(try a.cli.run("list", "groupsync.local.notifications").lines.isEmpty, "nothing posted")
+        #expect(try a.cli.run("get", "group.scrollbrake", "wideLastSentAt").status == 1, "nothing stamped")
+    }
+
     /// A dismiss is not a post: it never says the notification "will be shown when a server appears".
     @Test func dismissWithoutAServerDoesNotPromiseToShowIt() throws {
         let folder = TemporaryFolder()

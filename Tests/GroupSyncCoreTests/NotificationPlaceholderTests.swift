@@ -42,8 +42,24 @@ import Testing
         #expect(app.fill("é{\u{301}applicationOrDomainDisplayName}") == "é{\u{301}applicationOrDomainDisplayName}")
     }
 
-    @Test func contentFillsTitleAndBodyAndKeepsTheLevel() {
-        let content = NotificationContent(title: "{eventName}", body: "in {activityName}", level: .passive).filling(values)
+    @Test func contentFillsTitleAndBodyAndKeepsTheLevel() throws {
+        let content = try NotificationContent(title: "{eventName}", body: "in {activityName}", level: .passive).filling(values)
         #expect(content == NotificationContent(title: "used-0.25", body: "in evening", level: .passive))
+    }
+
+    /// A value repeated by many placeholders is measured before it is built, and refused past the limit: a
+    /// short title could otherwise make gigabytes (found by review). At the limit it is filled.
+    @Test func textThatFillingWouldMakeTooLongIsRefusedBeforeItIsBuilt() throws {
+        let value = String(repeating: "A", count: 20_000)
+        let placeholders = NotificationPlaceholders([.activityName: value])
+        let title = String(repeating: "{activityName}", count: 2_000)
+        #expect(throws: NotificationError.filledTooLong(field: "title", bytes: 40_000_000)) {
+            try NotificationContent(title: title).filling(placeholders)
+        }
+        let limit = NotificationPlaceholders.maxFilledBytes
+        let exact = String(repeating: "{activityName}", count: limit / 20_000) + String(repeating: "é", count: limit % 20_000 / 2)
+        #expect(try placeholders.fill(exact, field: "body").utf8.count == limit)
+        #expect(throws: NotificationError.filledTooLong(field: "body", bytes: limit + 1)) { try placeholders.fill(exact + "x", field: "body") }
+        #expect(try placeholders.fill("{a}{activityName", field: "body") == "{a}{activityName", "text kept as written is counted too")
     }
 }

@@ -25,6 +25,7 @@ enum NotifyCommand: Command {
                  (default 3600) after the post does not show it.
                  {activityName}, {callbackName}, {eventName}, {applicationOrDomainDisplayName} in the text are
                  filled from --activity, --callback, --event, --app; other placeholders are left as written.
+                 Filled, a title or body may have 256 KiB at most (exit 2 beyond).
         dismiss  closes the notification, on every device for --scope all posts.
         shield   posts the "shield shown" notification configured in SUITE under KEY ({payload: {title, body,
                  …}, minIntervalSeconds}), debounced by KEY + "LastSentAt" in the same suite, as the seed app does
@@ -136,6 +137,7 @@ enum NotifyCommand: Command {
             throw .usage("shield needs --suite, --config-key and --app")
         }
         do { try Store.validate(suite: suite, key: key) } catch { throw error.asCLIError }
+        do { try ShieldNotificationConfig.validate(configKey: key) } catch { throw .badInput("--config-key: \(error)") }
         var object = JSONObject()
         object.add("command", "notify-shield")
         object.add("suite", suite)

@@ -107,7 +107,8 @@ private struct Execution {
             guard case .dictionary(let payload)? = action["payload"] else { return (.invalid, "no payload") }
             var request = payload
             for field in ["title", "subtitle", "body"] {
-                if case .string(let text)? = payload[field] { request[field] = .string(invocation.placeholders.fill(text)) }
+                guard case .string(let text)? = payload[field] else { continue }
+                do { request[field] = .string(try invocation.placeholders.fill(text, field: field)) } catch { return (.invalid, error.description) }
             }
             let identifier: String
             if case .string(let given)? = payload["identifier"] {

@@ -11,8 +11,8 @@ public struct NotificationContent: Hashable, Sendable {
         self.level = level
     }
 
-    /// The same content with its placeholders filled.
-    public func filling(_ placeholders: NotificationPlaceholders) -> NotificationContent {
-        NotificationContent(title: placeholders.fill(title), body: placeholders.fill(body), level: level)
+    /// The same content with its placeholders filled; refused when that makes either too long.
+    public func filling(_ placeholders: NotificationPlaceholders) throws(NotificationError) -> NotificationContent {
+        NotificationContent(title: try placeholders.fill(title, field: "title"), body: try placeholders.fill(body, field: "body"), level: level)
     }
 }

@@ -12,6 +12,10 @@ public enum NotificationError: Error, Hashable, Sendable, CustomStringConvertibl
     case missingConfig(suite: String, key: String)
     /// A shield notification configuration that does not have the seed's shape.
     case malformedConfig(suite: String, key: String, reason: String)
+    /// A title or body that its placeholders' values would make longer than `NotificationPlaceholders.maxFilledBytes`.
+    case filledTooLong(field: String, bytes: Int)
+    /// A shield configuration key too long for its `…LastSentAt` stamp to be a key.
+    case configKeyTooLong(String)
 
     public var description: String {
         switch self {
@@ -31,6 +35,10 @@ public enum NotificationError: Error, Hashable, Sendable, CustomStringConvertibl
             "notification state \(suite)/\(key) is malformed: \(reason)"
         case .missingConfig(let suite, let key):
             "no notification configuration at \(suite)/\(key): the app writes it there first"
+        case .filledTooLong(let field, let bytes):
+            "the \(field), its placeholders filled in, would be \(bytes) bytes; at most \(NotificationPlaceholders.maxFilledBytes) are shown"
+        case .configKeyTooLong(let key):
+            "the configuration key is \(key.utf8.count) bytes: its debounce stamp (the key + \"\(ShieldNotificationConfig.lastSentAtSuffix)\") must be a key too, so at most \(EntryName.maxBytes - ShieldNotificationConfig.lastSentAtSuffix.utf8.count) bytes"
         case .malformedConfig(let suite, let key, let reason):
             "notification configuration \(suite)/\(key) is malformed: \(reason) (expected {\"payload\": {\"title\": …, \"body\": …}, \"minIntervalSeconds\": 30})"
         }

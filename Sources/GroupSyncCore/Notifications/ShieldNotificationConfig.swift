@@ -48,6 +48,12 @@ public struct ShieldNotificationConfig: Hashable, Sendable {
     }
 
     public static func lastSentAtKey(configKey: String) -> String { configKey + lastSentAtSuffix }
+
+    /// Refuses a configuration key whose `…LastSentAt` could not be stored: the notification would be shown
+    /// and then fail, never debounced (found by review). Checked before anything is shown.
+    public static func validate(configKey: String) throws(NotificationError) {
+        if lastSentAtKey(configKey: configKey).utf8.count > EntryName.maxBytes { throw .configKeyTooLong(configKey) }
+    }
     /// The `…LastSentAt` value for a notification sent at `nowMillis`: epoch seconds, as the seed keeps it.
     public static func lastSentAt(nowMillis: Int64) -> Value { .double(Double(nowMillis) / 1000) }
 
@@ -57,7 +63,8 @@ public struct ShieldNotificationConfig: Hashable, Sendable {
     /// last post, which may be another device's showing or one the app has since reset the stamp for.
     public func request(configKey: String, placeholders: NotificationPlaceholders) throws(NotificationError) -> NotificationRequest {
         let fullBody = [subtitle, body.isEmpty ? nil : body].compactMap { $0 }.joined(separator: "\n")
-        let content = NotificationContent(title: title, body: fullBody, level: level).filling(placeholders)
+        try Self.validate(configKey: configKey)
+        let content = try NotificationContent(title: title, body: fullBody, level: level).filling(placeholders)
         let request = try NotificationRequest(id: identifier ?? configKey, content: content, minIntervalSeconds: 0,
                                               scope: scope, ttlSeconds: ttlSeconds)
         try NotificationRequest.validate(minIntervalSeconds: minIntervalSeconds)

@@ -23,6 +23,7 @@ enum NotificationRequests {
                 return service.onWorker { $0.dismiss(id: id).json }
             default:
                 let suite = try name(request, "suite", what: "suite"), configKey = try name(request, "configKey", what: "key")
+                try ShieldNotificationConfig.validate(configKey: configKey)
                 let app = try string(request, "app")
                 return service.onWorker { $0.shield(suite: suite, configKey: configKey, app: app).json }
             }
@@ -51,7 +52,7 @@ enum NotificationRequests {
         let content = NotificationContent(title: try string(request, "title"), body: try optionalString(request, "body") ?? "",
                                           level: try optionalString(request, "level").map { text throws in try NotificationLevel(parsing: text) } ?? .default)
         return try NotificationRequest(
-            id: try string(request, "id"), content: content.filling(placeholders),
+            id: try string(request, "id"), content: try content.filling(placeholders),
             minIntervalSeconds: try seconds(request, "minInterval") ?? NotificationRequest.defaultMinIntervalSeconds,
             scope: try optionalString(request, "scope").map { text throws in try NotificationScope(parsing: text) } ?? .default,
             ttlSeconds: try seconds(request, "ttl") ?? NotificationRequest.defaultTTLSeconds)

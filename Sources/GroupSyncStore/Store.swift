@@ -510,7 +510,7 @@ public final class Store: ReplicaStore {
     public static func validate(_ write: LocalWrite) throws(StoreError) {
         try validate(suite: write.suite, key: write.key)
         guard let value = write.value else { return }
-        guard value.isStorable else { throw .invalidEntry("numbers must be finite and dates within years 0000-9999") }
+        guard value.isStorable else { throw .invalidEntry("numbers must be finite and dates within years 0000-9999 (rounded to the millisecond)") }
         let size = ValueCodec.encode(value).count
         guard size <= maxValueBytes else { throw .invalidEntry("value is \(size) bytes; the limit is \(maxValueBytes)") }
     }

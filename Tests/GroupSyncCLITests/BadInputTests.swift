@@ -96,6 +96,19 @@ import GroupSyncStore
         #expect(try storeSequence(home: cli.home) == before)
     }
 
+    /// A date without a zone is valid ISO 8601 but names no instant: the message says what is missing
+    /// (it said "expects ISO 8601", found by review). One that rounds to the millisecond past 9999 says so.
+    @Test func aDateWithoutAZoneOrPastYear9999SaysWhy() throws {
+        let folder = TemporaryFolder()
+        let cli = GroupSyncBinary(home: folder.path + "/home")
+        try cli.run("init")
+        let local = try cli.run("set", "s", "d", "--date", "2024-01-02T03:04:05")
+        #expect(local.status == 2 && local.stderr.contains("--date needs a time zone: end it with Z (UTC) or an offset"), "\(local.stderr)")
+        let rounded = try cli.run("set", "s", "d", "--date", "9999-12-31T23:59:59.9999Z")
+        #expect(rounded.status == 2 && rounded.stderr.contains("(rounded to the millisecond)"), "\(rounded.stderr)")
+        #expect(try cli.run("get", "s", "d").status == 1)
+    }
+
     /// A peer's address is a host and a port of digits: a newline or a space in the host would be stored and
     /// break the one-line-per-peer output, and "+22100" is not a port as written.
     @Test func aPeerAddressWithStrayCharactersIsRefused() throws {

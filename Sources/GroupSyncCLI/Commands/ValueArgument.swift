@@ -31,6 +31,10 @@ enum ValueArgument {
             }
         case "--date":
             guard let seconds = ISO8601.parse(text) else {
+                // A local time is valid ISO 8601 but names no instant: said so, not "expects ISO 8601" (found by review).
+                if ISO8601.parse(text + "Z") != nil {
+                    throw .badInput("--date needs a time zone: end it with Z (UTC) or an offset such as +01:00, got '\(text)'")
+                }
                 throw .badInput("--date expects ISO 8601 such as 2026-11-29T13:15:00Z, got '\(text)'")
             }
             return .date(seconds)

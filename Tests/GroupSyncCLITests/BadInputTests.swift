@@ -164,6 +164,23 @@ import GroupSyncStore
         #expect(try cli.run("peer", "list", "--json").stdout.contains(#""name":"laptop""#), "--name still renames")
     }
 
+    /// `peer remove` takes the short ID that `status`, `peer list` and the logs show, when one paired device
+    /// has it (it wanted the whole ID and did not say where to find it: found by review).
+    @Test func peerRemoveTakesTheShortIDOfAPairedDevice() throws {
+        let folder = TemporaryFolder()
+        let cli = GroupSyncBinary(home: folder.path + "/home"), other = GroupSyncBinary(home: folder.path + "/other")
+        try cli.run("init")
+        let otherID = try #require(try other.run("init").lines.first)
+        let short = String(otherID.prefix(7))
+        let unknown = try cli.run("peer", "remove", short)
+        #expect(unknown.status == 1 && unknown.stderr.contains("no paired device starts with \(short) (see 'groupsync peer list')"), "\(unknown.stderr)")
+        let garbled = try cli.run("peer", "remove", "not-an-id")
+        #expect(garbled.status == 2 && garbled.stderr.contains("see 'groupsync peer list'"), "\(garbled.stderr)")
+        #expect(try cli.run("peer", "add", otherID, "192.168.1.20:22100").status == 0)
+        #expect(try cli.run("peer", "remove", short.lowercased()).status == 0)
+        #expect(try cli.run("peer", "list").stdout.isEmpty)
+    }
+
     @Test func aDamagedStoreIsNamedAndLeftAlone() throws {
         let folder = TemporaryFolder()
         let cli = GroupSyncBinary(home: folder.path + "/home")

@@ -9,7 +9,7 @@ enum PeerCommand: Command {
     static let help = """
         usage: groupsync peer add DEVICE_ID HOST:PORT [--name NAME]
                groupsync peer list [--json]
-               groupsync peer remove DEVICE_ID
+               groupsync peer remove DEVICE_ID   (or the short ID status shows)
 
         Pairing is by device ID (see 'groupsync id' on the other device), in both directions: a connection
         is accepted only when each side has paired the other. 'add' on a paired device updates its address
@@ -81,14 +81,29 @@ enum PeerCommand: Command {
 
     private static func remove(_ arguments: ParsedArguments, _ invocation: Invocation) throws(CLIError) {
         guard arguments.value("--name") == nil, !arguments.has("--json") else { throw .usage("'peer remove' takes only DEVICE_ID") }
-        let id = try parseID(try arguments.positionals("DEVICE_ID")[0])
+        let given = try arguments.positionals("DEVICE_ID")[0]
         let context = try DeviceContext.open(home: invocation.home(arguments))
+        let paired: [PairedDevice]
+        do { paired = try context.store.pairedDevices() } catch { throw error.asCLIError }
+        let id = try pairedID(given, among: paired)
         let removed: Bool
         do { removed = try context.store.unpair(id) } catch { throw error.asCLIError }
-        guard removed else { throw .notFound("device \(id.short) is not paired") }
+        guard removed else { throw .notFound("device \(given) is not paired") }
+    }
+
+    /// A whole device ID, or the short one `status`, `peer list` and the logs show (its first group), when it
+    /// is a paired device's: typing the whole ID to unpair what status names by seven letters was needless
+    /// (found by review).
+    private static func pairedID(_ text: String, among paired: [PairedDevice]) throws(CLIError) -> DeviceID {
+        if let id = try? DeviceID(parsing: text) { return id }
+        let matching = paired.filter { $0.id.short == text.uppercased() }
+        if matching.count == 1 { return matching[0].id }
+        if matching.count > 1 { throw .badInput("\(matching.count) paired devices start with \(text): give the whole ID (see 'groupsync peer list')") }
+        if text.count == 7 { throw .notFound("no paired device starts with \(text) (see 'groupsync peer list')") }
+        return try parseID(text)  // refused, in the parser's own words
     }
 
     private static func parseID(_ text: String) throws(CLIError) -> DeviceID {
-        do { return try DeviceID(parsing: text) } catch { throw .badInput(error.description) }
+        do { return try DeviceID(parsing: text) } catch { throw .badInput(error.description + " (see 'groupsync peer list', or 'groupsync id' on that device)") }
     }
 }

@@ -5,7 +5,7 @@ import GroupSyncCore
 
 /// Waiting for another connection's write lock: short naps first, and a give-up only after the timeout.
 @Suite struct BusyWaitTests {
-    @Test func napsStartShortAndTheWaitEndsAfterTheTimeout() {
+    @Test func napsStartShortAndTheWaitEndsAfterTheTimeout() throws {
         // A transaction here holds the lock for about one fsync (well under a millisecond): the first naps must
         // be far shorter, or the waiter sleeps while the lock sits free.
         #expect(BusyWait.napMicros(attempt: 0) <= 50)
@@ -18,7 +18,8 @@ import GroupSyncCore
         }
         let seconds = Double(totalMicros) / 1e6
         #expect(seconds >= 119 && seconds <= 121, "gives up after \(seconds) s")
-        #expect(BusyWait.shouldRetry(attempt: Int32(attempt), database: "/nonexistent") == 0)
+        let folder = TemporaryFolder()
+        #expect(BusyWait.shouldRetry(attempt: Int32(attempt), database: try SQLiteDatabase(path: folder.path + "/store.db")) == 0)
         // The wait is told of (`LockWait`) once it has lasted about a second.
         let beforeNotice = (0..<BusyWait.noticeAttempt).reduce(0) { $0 + BusyWait.napMicros(attempt: $1) }
         #expect(beforeNotice >= 990_000 && beforeNotice <= 1_010_000, "told after \(beforeNotice) µs")

@@ -12,18 +12,26 @@ import Glibc
 enum BusyWait {
     /// Whether to try again after `attempt` failed tries (SQLite counts from 0), napping first; false ends
     /// the wait with SQLITE_BUSY, after about `SQLiteDatabase.busyTimeoutMillis`.
-    static func shouldRetry(attempt: Int32, database path: String) -> Int32 {
+    static func shouldRetry(attempt: Int32, database: SQLiteDatabase) -> Int32 {
         let nap = napMicros(attempt: Int(attempt))
         guard nap > 0 else { return 0 }
-        // SQLite's write lock is a POSIX lock on the log's shared index.
-        if Int(attempt) == noticeAttempt { LockWait.tell(holdersOf: path + "-shm", kind: .posix) }
+        // SQLite's write lock is a POSIX lock on the log's shared index: looked at twice, a second apart (`LockWait`).
+        if LockWait.notice != nil, Int(attempt) == noticeAttempt || Int(attempt) == noticeAttempt + LockWait.noticeAfterMillis {
+            let index = database.path + "-shm"
+            if Int(attempt) == noticeAttempt {
+                database.lockHoldersSeen = LockHolders.processes(writeLocking: index, kind: .posix)
+            } else {
+                LockWait.tell(stillHolding: database.lockHoldersSeen, index, kind: .posix)
+            }
+        }
         usleep(UInt32(nap))
         return 1
     }
 
     static let shortNaps = 25, mediumNaps = 100
 
-    /// The try after which the wait has lasted about `LockWait.noticeAfterMillis`.
+    /// The try after which the wait has lasted about `LockWait.noticeAfterMillis` (the first look at who holds
+    /// the lock; the second is as many 1 ms naps later).
     static let noticeAttempt = shortNaps + mediumNaps + LockWait.noticeAfterMillis - (shortNaps * 20 + mediumNaps * 100) / 1000
 
     /// The nap before try `attempt + 1`, in µs; 0 once the timeout is spent.

@@ -36,7 +36,7 @@ final class SQLiteDatabase {
         handle = db
         // Unretained: the handler runs only inside this connection's calls, so while `self` lives.
         sqlite3_busy_handler(db, { context, attempt in
-            BusyWait.shouldRetry(attempt: attempt, database: Unmanaged<SQLiteDatabase>.fromOpaque(context!).takeUnretainedValue().path)
+            BusyWait.shouldRetry(attempt: attempt, database: Unmanaged<SQLiteDatabase>.fromOpaque(context!).takeUnretainedValue())
         }, Unmanaged.passUnretained(self).toOpaque())
         sqlite3_extended_result_codes(db, 1)
     }
@@ -90,6 +90,8 @@ final class SQLiteDatabase {
     }
 
     private var preparedControl: [String: SQLiteStatement] = [:]
+    /// Who held SQLite's write lock at the first look of a long wait (`BusyWait`).
+    var lockHoldersSeen: [LockHolders.Holder] = []
 
     func prepare(_ sql: String) throws(StoreError) -> SQLiteStatement {
         var statement: OpaquePointer?

@@ -25,6 +25,9 @@ public final class Daemon: @unchecked Sendable {
         /// read it exactly as the CLI does: otherwise a zone the CLI accepted fails in the agent and the
         /// time's-up check, and the balance is never rebalanced on this device.
         public var environment: [String: String] = [:]
+        /// Whatever opened the store first for this daemon (`serve` checks the home) made it: logged as the
+        /// daemon's own making would be.
+        public var storeMadeBeforeStart = false
         public init(home: Home, listen: ListenAddress) {
             self.home = home
             self.listen = listen
@@ -90,6 +93,9 @@ public final class Daemon: @unchecked Sendable {
         DescriptorLimit.raise()
         do {
             store = try Store(path: configuration.home.storePath, device: certificate.deviceID)
+            if store.madeTheFile || configuration.storeMadeBeforeStart {
+                log.write("event=store-created path=\"\(configuration.home.storePath)\" note=\"there was none: a new, empty store; paired devices refill it\"")
+            }
             reader = try Store(path: configuration.home.storePath, device: certificate.deviceID)
             let writer = try Store(path: configuration.home.storePath, device: certificate.deviceID)
             let signal = ChangeSignal(home: configuration.home)

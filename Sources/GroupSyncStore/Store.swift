@@ -40,7 +40,7 @@ public final class Store: ReplicaStore {
         self.maxForwardDriftMillis = maxForwardDriftMillis
         if access(path, F_OK) != 0 {
             try Self.refuseLeftoverLog(path)
-            try Self.createAtomically(path)
+            madeTheFile = try Self.createAtomically(path)
         }
         database = try SQLiteDatabase(path: path)
         openedFile = FileIdentity(path: path)
@@ -50,6 +50,10 @@ public final class Store: ReplicaStore {
         storeID = try readMeta("store_id").map { String(decoding: $0, as: UTF8.self) } ?? ""
         if try readMeta("balance_epoch_keys") != nil, BalanceAccount.isValidEpoch(storeID) { balanceEpoch = storeID }
     }
+
+    /// Whether this open made the store file (there was none): said to the user, as a store made where one is
+    /// expected means the old one was moved aside or removed. Of processes making it together, one made it.
+    public private(set) var madeTheFile = false
 
     /// The file this store opened, to tell whether the store at `path` is still it (`isStillAtItsPath`).
     private var openedFile: FileIdentity?
@@ -97,7 +101,8 @@ public final class Store: ReplicaStore {
     /// happens to get the same ID, and taken into place with that old store's ID. The folder is synced once
     /// the store is in place, so that a power cut right after `init` does not leave the store under its
     /// private name only and a new one, with another ID, made at the next command.
-    private static func createAtomically(_ path: String) throws(StoreError) {
+    /// Whether it made it (false: another process got there first).
+    private static func createAtomically(_ path: String) throws(StoreError) -> Bool {
         let building = path + ".new-\(getpid())-\(UInt32.random(in: .min ... .max))"
         defer {
             for suffix in ["", "-wal", "-shm", "-writer"] { unlink(building + suffix) }
@@ -108,9 +113,11 @@ public final class Store: ReplicaStore {
             try StoreSchema.prepare(database)
             withExtendedLifetime(database) {}
         }  // closed here: SQLite checkpoints the log into the file and removes it
-        guard link(building, path) == 0 || errno == EEXIST else {
+        if link(building, path) == 0 { return true }
+        guard errno == EEXIST else {
             throw .cannotOpen(path: path, reason: "cannot create it: \(String(cString: strerror(errno)))")
         }
+        return false
     }
 
     // MARK: Local writes

@@ -1,4 +1,5 @@
 import Foundation
+import GroupSyncTestSupport
 import Glibc
 import Testing
 import GroupSyncCore
@@ -41,6 +42,32 @@ import GroupSyncCore
         func runBounded(_ arguments: [String]) throws -> GroupSyncBinary.Result {
             try cli.run(["timeout", "-s", "KILL", "10", GroupSyncBinary.path] + arguments, executable: "/usr/bin/env")
         }
+    }
+
+    /// A store removed with its log (moved aside to start afresh, or deleted by mistake) is made anew by the
+    /// next command, as before, but not in silence: a read answered "no key" from a new, empty store without
+    /// a word (found by review). The daemon logs it.
+    @Test func aStoreThatIsGoneIsMadeAnewAndSaidSo() throws {
+        let folder = TemporaryFolder()
+        let device = try TestDevice("a", in: folder)
+        try device.cli.run("set", "s", "k", "v")
+        for suffix in ["", "-wal", "-shm"] { unlink(device.cli.home + "/store.db" + suffix) }
+        let read = try device.cli.run("get", "s", "k")
+        #expect(read.status == 1 && read.stderr.contains("there was no store in \(device.cli.home): started a new, empty one"), "\(read.stderr)")
+        let again = try device.cli.run("get", "s", "k")
+        #expect(again.status == 1 && !again.stderr.contains("there was no store"), "said once: \(again.stderr)")
+        for suffix in ["", "-wal", "-shm"] { unlink(device.cli.home + "/store.db" + suffix) }
+        // Started by hand: the fixture's start polls `status`, which could make the store first.
+        let log = folder.path + "/made.log"
+        let daemon = try ChildProcess(GroupSyncBinary.path, ["--home", device.cli.home, "serve", "--listen", "127.0.0.1:0"], stderr: .appendingTo(log))
+        defer { daemon.terminate() }
+        let deadline = Date().addingTimeInterval(10)
+        func logged() -> String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+        while !logged().contains("event=started"), Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        #expect(logged().contains("event=store-created"), "\(logged())")
+        daemon.terminate()
+        for suffix in ["", "-wal", "-shm"] { unlink(device.cli.home + "/store.db" + suffix) }
+        #expect(try device.cli.run("init").stderr.contains("there was no store") == false, "init makes it by intent")
     }
 
     @Test func anEmptyKeyFileIsNamedAndNeverReplaced() throws {

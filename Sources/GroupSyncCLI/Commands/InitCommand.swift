@@ -39,7 +39,7 @@ enum InitCommand: Command {
             throw .failure(error.description)
         }
         // Opening the store creates it, so the first `set` after `init` finds everything in place.
-        _ = try DeviceContext.open(home: home)
+        _ = try DeviceContext.open(home: home, sayingIfMade: false)
         Console.error(created ? "created device \(certificate.deviceID.short) in \(home.path)" : "kept the existing device identity in \(home.path)")
         Console.out(certificate.deviceID.description)
     }

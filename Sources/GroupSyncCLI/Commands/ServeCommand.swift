@@ -43,7 +43,9 @@ enum ServeCommand: Command {
             }
             configuration.maxClockDriftMillis = seconds * 1000
         }
-        let context = try DeviceContext.open(home: configuration.home)
+        // A store made here is said in the daemon's log, as a line of it.
+        let context = try DeviceContext.open(home: configuration.home, sayingIfMade: false)
+        configuration.storeMadeBeforeStart = context.store.madeTheFile
         let name = context.home.deviceName() ?? "groupsync"
         let status: Int32
         do {

@@ -22,7 +22,10 @@ struct DeviceContext {
         return certificate
     }
 
-    static func open(home: Home) throws(CLIError) -> DeviceContext {
+    /// Opens the home's store, making it if there is none. Made by any command but `init` (the store moved
+    /// aside or removed with its log), it is said on stderr: a read that answered from a new, empty store
+    /// without a word let the user believe their data was gone, or never there (found by review).
+    static func open(home: Home, sayingIfMade: Bool = true) throws(CLIError) -> DeviceContext {
         let certificate = try identity(home: home)
         let store: Store
         // A daemon running on a store of an earlier schema is an earlier groupsync's (this one raises the
@@ -33,6 +36,9 @@ struct DeviceContext {
             store = try Store(path: home.storePath, device: certificate.deviceID, raisingSchemaVersion: !daemonRuns)
         } catch {
             throw .failure(error.description)
+        }
+        if sayingIfMade && store.madeTheFile {
+            Console.error("groupsync: there was no store in \(home.path): started a new, empty one (paired devices refill it once the daemon runs)")
         }
         if store.isOnAnEarlierSchema {
             Console.error("groupsync: the daemon running in \(home.path) is an earlier groupsync's; restart it (groupsync serve) to run this one")

@@ -39,6 +39,22 @@ import Testing
         #expect(count == 6 && max == 7)
     }
 
+    /// Slots drawn under a higher cap do not show as usable once the cap is cut and reached: "extensions 3 of
+    /// 3" beside "1 extension slot" held here, which `extend` refused (found by review).
+    @Test func slotsHereNeverExceedWhatTheCapLeavesToday() {
+        let device = solo(maxExtensions: 5)
+        for _ in 1...2 { device.act(at: noon) { $0.extend() } }
+        device.setPolicy(BalancePolicy.Key.maxExtensions, .int(3), at: noon + 1)
+        guard case .granted(let count, let max, _) = device.act(at: noon + 2, { $0.extend() }), count == 3, max == 3 else {
+            Issue.record("the third extension under the cut cap was not granted")
+            return
+        }
+        let summary = device.summary(at: noon + 3)
+        #expect(summary.extensionsToday == 3 && summary.maxExtensions == 3)
+        #expect(summary.extensionSlotsHere == 0, "\(summary.extensionSlotsHere) slots shown, none usable")
+        if case .granted = device.act(at: noon + 4, { $0.extend() }) { Issue.record("a fourth extension past the cap") }
+    }
+
     /// A device that joins from a new store inherits its old epochs' slices from the day after the latest day
     /// its clock may already have turned to: the old store's day turns up to the clock margin early, and may
     /// have drawn the next day's share already.

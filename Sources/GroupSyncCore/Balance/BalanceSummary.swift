@@ -79,7 +79,9 @@ public struct BalanceSummary: Equatable, Sendable {
         remainingMs = max(strandedMs, heldMs.saturatingSubtracting(owedMs))
         shortfallMs = max(0, owedMs.saturatingSubtracting(heldMs.saturatingSubtracting(strandedMs)))
         heldHereMs = ledger.heldMs(of: me, today: today)
-        extensionSlotsHere = ledger.freeSlots(of: me, today: today)
+        // Slots drawn under a higher cap stay drawn when the cap is cut; what the cap leaves today bounds them
+        // (shown as usable, "extend" refused them: found by review).
+        extensionSlotsHere = min(ledger.freeSlots(of: me, today: today), max(0, maxExtensions.saturatingSubtracting(extensionsToday)))
 
         // Time is up once the balance reached zero through spending: nothing spendable is left and something
         // was spent. Nothing is asked about the order of spends and credits: a credit adds what it grants

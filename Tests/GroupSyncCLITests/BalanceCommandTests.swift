@@ -28,6 +28,10 @@ import GroupSyncCore
         #expect(shown["timeZone"] == .string("Europe/Madrid"))
         let policy = try json("balance", "policy", "--json")
         #expect(policy["maxExtensions"] == .int(1))
+        // The zone under the name `balance --json` gives it, beside the name scripts already read.
+        #expect(policy["timeZone"] == .string("Europe/Madrid") && policy["timezone"] == .string("Europe/Madrid"), "\(policy)")
+        let extended = try json("balance", "extend", "--json")
+        #expect(extended["extensionsToday"] == .int(1) && extended["timeUp"] == .bool(false), "extend says timeUp as earn and spend do: \(extended)")
     }
 
     /// Paired with a device that has never connected, no device founds the balance (two must never both

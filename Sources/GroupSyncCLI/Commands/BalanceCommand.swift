@@ -44,7 +44,11 @@ enum BalanceCommand: Command {
           spend MINUTES    spend up to MINUTES: what this device holds, after asking connected devices
                            for theirs (waits at most 2 s), and no more than remains once what the
                            devices owe is paid; says how much was spent
-          --json           print JSON instead of text
+          --json           print JSON instead of text: policy prints dailyBaseMinutes, extensionMinutes
+                           (the size of one), maxExtensions, timeZone (also as timezone); earn prints
+                           earnedMinutes (this earning), remainingMinutes, timeUp; extend prints
+                           extensionsToday, maxExtensions, addedMinutes, remainingMinutes, timeUp; spend
+                           prints requestedMinutes, spentMinutes, remainingMinutes, timeUp
         \(homeHelp)
         """
     static let flags = FlagSpec.with(valued: ["--daily-base", "--extension", "--max-extensions", "--timezone", "--reason"], switches: ["--json"])
@@ -115,6 +119,8 @@ enum BalanceCommand: Command {
             o.add("extensionMinutes", .double(BalanceAmount.minutes(policy.extensionMs)))
             o.add("maxExtensions", .int(policy.maxExtensions))
             o.add("timezone", policy.timeZone)
+            // As `balance --json` names it; `timezone` stays for the scripts that read it (found by review).
+            o.add("timeZone", policy.timeZone)
             Console.out(o.text)
         } else {
             Console.out("""
@@ -169,6 +175,7 @@ enum BalanceCommand: Command {
                 o.add("maxExtensions", .int(cap))
                 o.add("addedMinutes", .double(BalanceAmount.minutes(added)))
                 o.add("remainingMinutes", .double(summary.remainingMinutes))
+                o.add("timeUp", summary.timeUp)  // as earn and spend print it (found by review)
                 Console.out(o.text)
             } else {
                 Console.out("extension \(count) of \(cap) granted: +\(BalanceFormatting.minutes(added)) min until the end of today; \(BalanceFormatting.minutes(summary.remainingMs)) min remaining")

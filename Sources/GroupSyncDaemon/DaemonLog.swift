@@ -11,7 +11,7 @@ public final class DaemonLog: Sendable {
     public init(clock: @escaping @Sendable () -> Int64) { self.clock = clock }
 
     public func write(_ message: String) {
-        let line = ISO8601.format(secondsSince1970: Double(clock()) / 1000) + " " + message + "\n"
+        let line = ISO8601.format(secondsSince1970: Double(clock()) / 1000, withMillis: true) + " " + message + "\n"
         lock.withLock { _ in _ = FileDescriptorIO.writeAll(2, Array(line.utf8)) }
     }
 }

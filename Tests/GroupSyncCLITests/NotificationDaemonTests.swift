@@ -233,7 +233,8 @@ struct NotificationDaemonTests {
         // The daemon notes what is on screen just after the server answered: stopped in between, it would show
         // the same notification again in place after the restart (same number), which is not what this checks.
         let noted = Date().addingTimeInterval(5)
-        while !a.log.contains(#"event=notification id="groupsync.timesUp""#), Date() < noted { Thread.sleep(forTimeInterval: 0.02) }
+        while !a.log.contains(#"event=notification id="groupsync.timesUp" outcome=""#), Date() < noted { Thread.sleep(forTimeInterval: 0.02) }
+        #expect(a.log.contains(#"event=notification id="groupsync.timesUp" outcome=""#), "every field of a log line is key=value: \(a.log)")
         a.stop()
         try a.start(environment: bus.environment)
         Thread.sleep(forTimeInterval: 1)

@@ -6,6 +6,9 @@ import Testing
         #expect(ISO8601.format(secondsSince1970: 0) == "1970-01-01T00:00:00Z")
         #expect(ISO8601.format(secondsSince1970: 1_795_958_100.25) == "2026-11-29T13:15:00.250Z")
         #expect(ISO8601.format(secondsSince1970: -1) == "1969-12-31T23:59:59Z")
+        // The daemon's log: every line's time has its milliseconds, so lines line up (found by review).
+        #expect(ISO8601.format(secondsSince1970: 0, withMillis: true) == "1970-01-01T00:00:00.000Z")
+        #expect(ISO8601.format(secondsSince1970: 1_795_958_100.25, withMillis: true) == "2026-11-29T13:15:00.250Z")
         #expect(ISO8601.format(secondsSince1970: 951_782_400) == "2000-02-29T00:00:00Z")
     }
 

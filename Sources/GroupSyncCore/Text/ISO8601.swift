@@ -10,7 +10,9 @@ public enum ISO8601 {
 
     /// Total: a date outside `representableSeconds` (only a store written before it was refused holds one)
     /// prints with a signed, expanded year instead of trapping, and one beyond ±285,000 years as that bound.
-    public static func format(secondsSince1970 seconds: Double) -> String {
+    /// `withMillis`: always three digits of milliseconds (`.000` too), for lines that line up, such as the
+    /// daemon's log; otherwise only when there are some.
+    public static func format(secondsSince1970 seconds: Double, withMillis: Bool = false) -> String {
         let bounded = seconds.isFinite ? min(max(seconds, -9e12), 9e12) : 0
         let totalMillis = Int64((bounded * 1000).rounded())
         let millis = Int(((totalMillis % 1000) + 1000) % 1000)
@@ -20,7 +22,7 @@ public enum ISO8601 {
         let (y, m, d) = civil(fromDays: days)
         let year = (0...9999).contains(y) ? pad(y, 4) : (y < 0 ? "-" : "+") + pad(abs(y), 6)
         var out = "\(year)-\(pad(m, 2))-\(pad(d, 2))T\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2))"
-        if millis != 0 { out += ".\(pad(millis, 3))" }
+        if millis != 0 || withMillis { out += ".\(pad(millis, 3))" }
         return out + "Z"
     }
 

@@ -462,7 +462,7 @@ final class NotificationService: @unchecked Sendable {
             }
             if case .show = plan.action, let record { markWaitingShown(id, shown: record.stamp) }
             waiting.presented(id)
-            if case .nothing = plan.action {} else { log.write("event=notification id=\(quoted(id)) \(quoted(outcome.description))") }
+            if case .nothing = plan.action {} else { log.write("event=notification id=\(quoted(id)) outcome=\(quoted(outcome.description))") }
         case .failed:
             waiting.presented(id)
             failedRecords[id] = try? records(id)

@@ -11,8 +11,7 @@ enum SetCommand: Command {
         Stores a value under KEY in SUITE. Without a type flag VALUE is a string. With --json, integral
         numbers (written without '.' or exponent) become ints, others doubles, objects dictionaries;
         null is refused. A date needs Z or an offset, and is kept to the millisecond (rounded). When the
-        command exits 0 the write is on disk. Use '--' before a string value
-        that starts with '--'.
+        command exits 0 the write is on disk. Use '--' before a string value that starts with '--'.
 
         \(homeHelp)
         """

@@ -141,7 +141,10 @@ public struct Home: Sendable {
     }
 
     /// Reads a small text file of the home, `nil` if it does not exist.
-    public func readFile(_ path: String) throws(HomeError) -> String? {
+    public func readFile(_ path: String) throws(HomeError) -> String? { try Self.readTextFile(path) }
+
+    /// `readFile` for any file, a home's or not (`/proc`'s, whose sizes read as 0, included).
+    static func readTextFile(_ path: String) throws(HomeError) -> String? {
         guard let file = fopen(path, "r") else {
             if errno == ENOENT { return nil }
             throw .cannotRead(path: path, reason: String(cString: strerror(errno)))

@@ -37,19 +37,5 @@ enum LockHolders {
         return name.map { $0.isEmpty ? "?" : $0 } ?? "?"
     }
 
-    /// A small /proc file's text (their sizes read as 0, so read to the end).
-    private static func readText(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = read(fd, &chunk, chunk.count)
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { break }
-            bytes += chunk[..<n]
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
+    private static func readText(_ path: String) -> String? { (try? Home.readTextFile(path)) ?? nil }
 }

@@ -56,15 +56,10 @@ extension Store {
     /// never undone, and a name the user gave is never replaced.
     @discardableResult
     public func adoptName(_ name: String, for id: DeviceID) throws(StoreError) -> Bool {
-        let read = try cached("SELECT p.name, CAST(m.value AS TEXT) FROM peers p LEFT JOIN meta m ON m.name = ?2 WHERE p.device = ?1")
         let keepTold = try cached("INSERT INTO meta(name, value) VALUES (?1, ?2) ON CONFLICT(name) DO UPDATE SET value = excluded.value")
         let show = try cached("UPDATE peers SET name = ?1 WHERE device = ?2")
         let adopted = try database.transaction(immediate: true) { () throws(StoreError) -> Bool in
-            read.bind(1, id.bytes)
-            read.bind(2, Self.toldNameKey(id))
-            guard try read.step() else { read.reset(); return false }  // not paired (any more)
-            let shown = read.string(0), told = read.isNull(1) ? nil : read.string(1)
-            read.reset()
+            guard let (shown, told) = try shownAndToldName(of: id) else { return false }  // not paired (any more)
             guard shown == id.short || shown == (told ?? name) else { return false }
             if told != name {
                 keepTold.bind(1, Self.toldNameKey(id))
@@ -83,6 +78,16 @@ extension Store {
     }
 
     static func toldNameKey(_ id: DeviceID) -> String { "peer_name_told:" + id.description }
+
+    /// The name a paired device is shown by, and the name it last told (nil if none is kept); nil if not paired.
+    private func shownAndToldName(of id: DeviceID) throws(StoreError) -> (shown: String, told: String?)? {
+        let statement = try cached("SELECT p.name, CAST(m.value AS TEXT) FROM peers p LEFT JOIN meta m ON m.name = ?2 WHERE p.device = ?1")
+        defer { statement.reset() }
+        statement.bind(1, id.bytes)
+        statement.bind(2, Self.toldNameKey(id))
+        guard try statement.step() else { return nil }
+        return (statement.string(0), statement.isNull(1) ? nil : statement.string(1))
+    }
 
     /// A counter that moves whenever the paired devices change, so the daemon can tell at the cost of one
     /// small read whether it must re-read them after a commit.

@@ -55,9 +55,8 @@ final class SQLiteDatabase {
     /// (it falls back to opening the index file read-only, which a closed store does not have): checked
     /// when it fails, so the user is told what to do (found by review).
     static func isOnReadOnlyFileSystem(_ path: String) -> Bool {
-        let folder = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
         var info = statvfs()
-        return statvfs(folder.isEmpty ? "/" : folder, &info) == 0 && info.f_flag & UInt(ST_RDONLY) != 0
+        return statvfs(FolderSync.folder(of: path), &info) == 0 && info.f_flag & UInt(ST_RDONLY) != 0
     }
 
     /// The size of the file at `path`, nil when there is none.

@@ -17,8 +17,11 @@ struct ChildProcessTests {
     /// only, and the first sees the end of its input as soon as we close it.
     @Test func oneChildsPipesDoNotLeakIntoAnother() throws {
         let first = try ChildProcess("/bin/cat", [], stdin: .pipe, stdout: .pipe)
-        let second = try ChildProcess("/bin/sleep", ["30"], stdin: .pipe, stdout: .pipe)
+        // The second child says when it is ready and then waits on its input: looked at any earlier, it may
+        // still be in the dynamic loader, which holds the libraries it maps open as fd 3 for a moment.
+        let second = try ChildProcess("/bin/sh", ["-c", "echo ready; read line"], stdin: .pipe, stdout: .pipe)
         defer { second.terminate() }
+        #expect(try second.readLine() == "ready")
         let held = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(second.pid)/fd").sorted()
         #expect(held == ["0", "1", "2"])
         try first.send("hello")

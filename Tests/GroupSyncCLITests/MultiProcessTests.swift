@@ -69,9 +69,8 @@ import GroupSyncTestSupport
         let folder = TemporaryFolder()
         let cli = GroupSyncBinary(home: folder.path + "/home")
         try cli.run("init")
-        let watcher = try cli.start(["watch", "group.watch"])
+        let watcher = try startWatching(cli, "group.watch")
         defer { watcher.terminate() }
-        Thread.sleep(forTimeInterval: 0.3)  // let the watcher start
         try cli.run("set", "other.suite", "ignored", "x")
         var latencies: [Double] = []
         for i in 0..<5 {
@@ -99,9 +98,8 @@ import GroupSyncTestSupport
         let folder = TemporaryFolder()
         let cli = GroupSyncBinary(home: folder.path + "/home")
         try cli.run("init")
-        let watcher = try cli.start(["watch", "group.watch"])
+        let watcher = try startWatching(cli, "group.watch")
         defer { watcher.terminate() }
-        Thread.sleep(forTimeInterval: 0.3)
         watcher.closeOutput()
         let deadline = Date().addingTimeInterval(3)
         while watcher.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
@@ -115,9 +113,8 @@ import GroupSyncTestSupport
         let folder = TemporaryFolder()
         let cli = GroupSyncBinary(home: folder.path + "/home")
         try cli.run("init")
-        let watcher = try cli.start(["watch", "caf\u{E9}"])
+        let watcher = try startWatching(cli, "caf\u{E9}")
         defer { watcher.terminate() }
-        Thread.sleep(forTimeInterval: 0.3)
         try cli.run("set", "cafe\u{301}", "k", "fromNFD")
         try cli.run("set", "caf\u{E9}", "k", "fromNFC")
         let line = try #require(watcher.nextLine(within: 2))
@@ -182,9 +179,8 @@ import GroupSyncTestSupport
         let folder = TemporaryFolder()
         let cli = GroupSyncBinary(home: folder.path + "/home")
         let id = try #require(try cli.run("init").lines.first)
-        let watcher = try cli.start(["watch", "w"])
+        let watcher = try startWatching(cli, "w")
         defer { watcher.terminate() }
-        Thread.sleep(forTimeInterval: 0.3)
         let store = try Store(path: cli.home + "/store.db", device: try DeviceID(parsing: id))
         let writes = (0..<2500).map { i -> LocalWrite in
             [0, 1499, 2499].contains(i) ? .set(suite: "w", key: "k\(i)", value: .int(Int64(i))) : .set(suite: "other", key: "k\(i)", value: .int(Int64(i)))
@@ -220,9 +216,8 @@ import GroupSyncTestSupport
         let cli = GroupSyncBinary(home: folder.path + "/home")
         try cli.run("init")
         try cli.run("set", "s", "k", "v")
-        let watcher = try cli.start(["watch", "s"])
+        let watcher = try startWatching(cli, "s")
         defer { watcher.terminate() }
-        Thread.sleep(forTimeInterval: 0.3)
         let removed = try ChildProcess.run("/bin/rm", ["-rf", cli.home], stderr: .pipe)
         #expect(removed.status == 0, "\(removed.errors)")
         #expect(!FileManager.default.fileExists(atPath: cli.home))
@@ -235,11 +230,27 @@ import GroupSyncTestSupport
     private func runningDeviceAndWatcher(in folder: TemporaryFolder) throws -> (TestDevice, ChildProcess) {
         let device = try TestDevice("a", in: folder)
         try device.start()
-        let watcher = try device.cli.start(["watch", "group.watch"])
-        Thread.sleep(forTimeInterval: 0.3)
+        let watcher = try startWatching(device.cli, "group.watch")
         try device.cli.run("set", "group.watch", "before", "1")
         #expect(watcher.nextLine(within: 2)?.contains("before") == true)
         return (device, watcher)
+    }
+
+    /// `watch SUITE` once it is watching. It prints changes from where the store stood when it started, so a
+    /// write made before it got there is never printed, and no fixed pause is long enough on a loaded machine:
+    /// a marker key is written until the watcher prints it, and every marker it prints is read.
+    private func startWatching(_ cli: GroupSyncBinary, _ suite: String) throws -> ChildProcess {
+        let watcher = try cli.start(["watch", suite])
+        for attempt in 0..<100 {
+            try cli.run("set", suite, "watch-started", "--int", "\(attempt)")
+            guard var line = watcher.nextLine(within: 0.2) else { continue }
+            while !line.contains(#""value":\#(attempt),"#) {
+                line = try #require(watcher.nextLine(within: 5), "watch printed markers up to \(line) only")
+            }
+            return watcher
+        }
+        watcher.terminate()
+        throw HarnessError("watch \(suite) printed no change in 100 tries")
     }
 
     private func runShell(_ script: String, environment: [String: String]) throws -> Int32 {

@@ -129,8 +129,7 @@ struct NotificationDaemonTests {
         #expect(dismissed.stdout.hasPrefix("unchanged: dismissed; no notification server") && dismissed.stdout.contains("nothing was closed here"),
                 "\(dismissed.stdout)")
         #expect(ThreadSleep.of(pid: a.daemon!.pid, thread: "gs-notify") != .untimed, "the close is tried again")
-        Thread.sleep(forTimeInterval: 2.5)
-        #expect(ThreadSleep.of(pid: a.daemon!.pid, thread: "gs-notify") == .untimed, "not past the post's time to live")
+        #expect(ThreadSleep.awaiting(.untimed, pid: a.daemon!.pid, thread: "gs-notify") == .untimed, "not past the post's time to live")
         // A server that appears later does not get the dismissed post.
         try bus.startServer()
         try a.cli.run("set", "s", "k", "any change")
@@ -291,8 +290,7 @@ struct NotificationDaemonTests {
         #expect(worker() == .untimed, "nothing waits yet")
         #expect(try a.cli.run("notify", "post", "--id", "n", "--title", "soon stale", "--ttl", "2").stdout.hasPrefix("waiting"))
         #expect(worker() == .timed, "a post waits for a server that may start on the bus")
-        Thread.sleep(forTimeInterval: 2.2)
-        #expect(worker() == .untimed, "the post expired: nothing waits any more")
+        #expect(ThreadSleep.awaiting(.untimed, pid: a.daemon!.pid, thread: "gs-notify") == .untimed, "the post expired: nothing waits any more")
         #expect(!a.log.contains("event=notification-server-available"), "no server appeared: \(a.log)")
         // A server appearing now does not pop the stale post.
         try bus.startServer()

@@ -41,6 +41,16 @@ enum ThreadSleep: Equatable, CustomStringConvertible {
         return last
     }
 
+    /// How the thread sleeps once it has settled into `wanted`, or the last settled answer if it has not
+    /// within `timeout`: for a change that comes when a timer of the daemon's runs out, which a fixed pause
+    /// on a loaded machine may not reach.
+    static func awaiting(_ wanted: ThreadSleep, pid: Int32, thread name: String, within timeout: TimeInterval = 6) -> ThreadSleep {
+        let deadline = Date().addingTimeInterval(timeout)
+        var seen = of(pid: pid, thread: name, within: timeout)
+        while seen != wanted && Date() < deadline { seen = of(pid: pid, thread: name, within: deadline.timeIntervalSinceNow) }
+        return seen
+    }
+
     private static func read(pid: Int32, thread name: String) -> ThreadSleep {
         let tasks = "/proc/\(pid)/task"
         for tid in (try? FileManager.default.contentsOfDirectory(atPath: tasks)) ?? [] {

@@ -93,6 +93,18 @@ final class TestDevice {
         return [:]
     }
 
+    /// This device's status of `other`, read until `holds` is true of it or `timeout` passes: the status that
+    /// held, or the last one read. A test looks at that one: read again, it may be the next session's already.
+    func peerStatus(_ other: TestDevice, once holds: ([String: Value]) -> Bool, timeout: TimeInterval) throws -> [String: Value] {
+        let deadline = Date().addingTimeInterval(timeout)
+        var status = try peerStatus(other)
+        while !holds(status), Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+            status = try peerStatus(other)
+        }
+        return status
+    }
+
     func get(_ key: String, suite: String = "group.test") throws -> String? {
         let result = try cli.run("get", suite, key)
         return result.status == 0 ? String(result.stdout.dropLast()) : nil

@@ -306,18 +306,16 @@ import GroupSyncCore
         b.stop()  // b's address, with nothing listening there
         try a.start()
         try pairAll([a, b])
-        let deadline = Date().addingTimeInterval(10)
-        while try a.peerStatus(b)["lastError"] == nil, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-        guard case .string(let error)? = try a.peerStatus(b)["lastError"] else {
-            Issue.record("no last error for b: \(String(describing: try? a.peerStatus(b)))")
+        let unreachable = try a.peerStatus(b, once: { $0["lastError"] != nil }, timeout: 10)
+        guard case .string(let error)? = unreachable["lastError"] else {
+            Issue.record("no last error for b: \(unreachable)")
             return
         }
         #expect(error.hasPrefix("cannot connect to \(b.address): "), "\(error)")
         #expect(try a.cli.run("status").stdout.contains("\n         last error: cannot connect to \(b.address): "))
 
         try b.start()
-        while try a.peerStatus(b)["connected"] != .bool(true), Date() < deadline.addingTimeInterval(20) { Thread.sleep(forTimeInterval: 0.05) }
-        let connected = try a.peerStatus(b)
+        let connected = try a.peerStatus(b, once: { $0["connected"] == .bool(true) }, timeout: 30)
         #expect(connected["connected"] == .bool(true) && connected["lastError"] == nil, "\(connected)")
     }
 

@@ -115,6 +115,31 @@ struct ActionNotificationDaemonTests {
         #expect(bus.calls("CloseNotification", timeout: 0).isEmpty)
     }
 
+    /// A pending removal that deletes a request while the daemon is showing it (found by review: the post reached
+    /// the screen, the app was told the request was removed before it was shown, and nothing was left to take
+    /// it down by, `removeAllDeliveredNotifications` included): what was shown is taken back.
+    @Test func aRequestRemovedWhileItIsBeingShownIsTakenBack() throws {
+        let folder = TemporaryFolder()
+        let bus = try TestSessionBus(log: folder.path + "/calls.jsonl")
+        try bus.startServer(slowSummary: "Slow", slowSeconds: 1.5)
+        let a = try TestDevice("a", in: folder)
+        try a.start(environment: bus.environment)
+        try a.cli.run("set", suite, "actions_for_show_intervalDidStart", "--json",
+                      #"[{"type":"sendNotification","payload":{"identifier":"slow","title":"Slow"}}]"#)
+        try a.cli.run("set", suite, "actions_for_stop_intervalDidStart", "--json", #"[{"type":"removeAllPendingNotificationRequests"}]"#)
+        let show = try a.cli.start(["fire", "--suite", suite, "--activity", "show", "--callback", "intervalDidStart"])
+        defer { show.terminate() }
+        #expect(bus.calls("NotifyHeld").count == 1, "the daemon is in its Notify call\n\(a.log)")
+        let removal = try a.cli.run("fire", "--suite", suite, "--activity", "stop", "--callback", "intervalDidStart")
+        #expect(removal.stdout.contains("removed 1 pending request"), "\(removal.stdout)\(removal.stderr)")
+        #expect(show.waitForExit(timeout: .seconds(10)) == .exited(0))
+        let shown = try #require(bus.calls("Notify").first?["returned"], "shown once the server answered")
+        let closes = bus.calls("CloseNotification")
+        #expect(closes.contains { $0["id"] == shown }, "taken back: \(closes)\n\(a.log)")
+        #expect(a.awaitLog(containing: #"event=action-notification-withdrawn suite="group.honorfit" id="slow""#), "\(a.log)")
+        #expect(try a.cli.run("get", suite, "groupsync.notification.slow").status == 1, "the request stays removed")
+    }
+
     /// A removal an app wrote under GroupSync's own "time's up" ID does not take it down (found by review:
     /// `notify dismiss` refused it, a request left for `fire` did not).
     @Test func anAppsRemovalCannotTakeDownTimesUp() throws {

@@ -31,11 +31,13 @@ final class TestSessionBus {
     var environment: [String: String] { ["DBUS_SESSION_BUS_ADDRESS": address, "DISPLAY": ""] }
 
     /// `refusingSummary`: the server answers a Notify with that summary with a D-Bus error, as a server that fails;
-    /// `refusals` times only, when given.
-    func startServer(refusingSummary: String? = nil, refusals: Int? = nil) throws {
+    /// `refusals` times only, when given. `slowSummary`: it answers a Notify with that summary only after
+    /// `slowSeconds`, logging `NotifyHeld` when the call arrives.
+    func startServer(refusingSummary: String? = nil, refusals: Int? = nil, slowSummary: String? = nil, slowSeconds: Double = 2) throws {
         let process = try ChildProcess(DebianPython.path, [Self.fixtures.appendingPathComponent("recording_notification_server.py").path, "--log", log]
                                            + (refusingSummary.map { ["--refuse-summary", $0] } ?? [])
-                                           + (refusals.map { ["--refusals", "\($0)"] } ?? []),
+                                           + (refusals.map { ["--refusals", "\($0)"] } ?? [])
+                                           + (slowSummary.map { ["--slow-summary", $0, "--slow-seconds", "\(slowSeconds)"] } ?? []),
                                        environment: ProcessInfo.processInfo.environment.merging(environment) { $1 }, stdout: .pipe)
         guard try process.readLine()?.hasPrefix("ready ") == true else { throw FixtureError("the recording server did not start") }
         server = process

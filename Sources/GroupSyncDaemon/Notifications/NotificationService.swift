@@ -284,6 +284,12 @@ final class NotificationService: @unchecked Sendable {
         }
     }
 
+    /// Takes back a post made for an action's request that the app deleted while it was being made.
+    private func withdraw(_ identifier: String, suite: String) {
+        let outcome = dismiss(id: identifier).postedStatus
+        log.write("event=action-notification-withdrawn suite=\(quoted(suite)) id=\(quoted(identifier)) reason=\"the request was removed while it was being shown\" outcome=\(quoted(outcome))")
+    }
+
     /// Presents every ID that has a record: at start-up, the state in the store may have changed while the
     /// daemon was down (a dismiss from a peer, a server restart).
     private func presentAll() {
@@ -321,6 +327,7 @@ final class NotificationService: @unchecked Sendable {
         for _ in 0..<4 {
             guard case .dictionary(let request)? = entry.value, let identifier = AppGroupState.notificationIdentifier(ofKey: entry.key) else { return nil }
             let status: String
+            var posted = false
             switch ActionNotificationRequest.step(identifier: identifier, request: request, writtenBy: entry.version.origin,
                                                   device: store.device, nowMillis: clock()) {
             case .othersRequest:
@@ -333,6 +340,7 @@ final class NotificationService: @unchecked Sendable {
                 status = settled
             case .post(let post):
                 status = self.post(post).postedStatus
+                posted = true
             case .dismiss:
                 // A removal an app wrote under one of GroupSync's own IDs is refused, as `notify dismiss` refuses it.
                 do throws(NotificationError) {
@@ -355,7 +363,14 @@ final class NotificationService: @unchecked Sendable {
                     if status == ActionNotificationRequest.waiting { noteWaiting(identifier, suite: entry.suite) }
                     return status
                 }
-                guard let current else { return nil }  // the app deleted the request meanwhile
+                guard let current else {
+                    // The app deleted the request meanwhile. A pending removal (`fire`'s, in its own transaction)
+                    // deletes a request it finds still pending and tells the app it was removed before it was
+                    // shown; if this post reached the screen in that moment, nothing would be left to take it
+                    // down by. Withdrawn, it is on screen for the moment of a round trip, as if never shown.
+                    if posted { withdraw(identifier, suite: entry.suite) }
+                    return nil
+                }
                 entry = current
             } catch {
                 log.write("event=action-notification-unsaved suite=\(quoted(entry.suite)) id=\(quoted(identifier)) error=\(quoted("\(error)"))")

@@ -12,6 +12,7 @@ import argparse
 import json
 import signal
 import sys
+import time
 
 import dbus
 import dbus.mainloop.glib
@@ -40,9 +41,11 @@ def plain(value):
 
 
 class Server(dbus.service.Object):
-    def __init__(self, bus, log, refuse_summary=None, refusals=-1, capabilities=("body", "persistence")):
+    def __init__(self, bus, log, refuse_summary=None, refusals=-1, capabilities=("body", "persistence"), slow_summary=None, slow_seconds=0.0):
         super().__init__(bus, PATH)
         self.log = log
+        self.slow_summary = slow_summary
+        self.slow_seconds = slow_seconds
         self.refuse_summary = refuse_summary
         self.refusals_left = refusals  # negative: every time
         self.capabilities = list(capabilities)
@@ -60,6 +63,10 @@ class Server(dbus.service.Object):
             self.refusals_left -= 1
             self.record(event="NotifyRefused", summary=str(summary))
             raise dbus.exceptions.DBusException("refused", name="org.freedesktop.Notifications.Error.Refused")
+        if self.slow_summary is not None and str(summary) == self.slow_summary:
+            # A server busy for a while before it answers: the caller is in the middle of its Notify call.
+            self.record(event="NotifyHeld", summary=str(summary))
+            time.sleep(self.slow_seconds)
         # The spec: a replaces_id this server gave out comes back as the answer. One it never gave (a number
         # from an earlier server instance) gets a fresh number here.
         if replaces_id != 0 and replaces_id in self.issued:
@@ -102,6 +109,8 @@ def main():
     parser.add_argument("--log", required=True, help="file to append one JSON line per call to")
     parser.add_argument("--refuse-summary", help="answer Notify with a D-Bus error for this summary (a server that fails)")
     parser.add_argument("--refusals", type=int, default=-1, help="refuse that summary only this many times, then show it (default: always)")
+    parser.add_argument("--slow-summary", help="answer Notify for this summary only after --slow-seconds (a busy server)")
+    parser.add_argument("--slow-seconds", type=float, default=2.0, help="how long --slow-summary's Notify takes (default: 2)")
     parser.add_argument("--capabilities", default="body,persistence", help="what GetCapabilities answers, comma-separated")
     args = parser.parse_args()
     # A threaded parent (a test runner) may have started us with SIGTERM blocked; the test ends us with it.
@@ -110,7 +119,8 @@ def main():
     dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
     bus = dbus.SessionBus()
     log = open(args.log, "a", encoding="utf-8")
-    server = Server(bus, log, args.refuse_summary, args.refusals, [c for c in args.capabilities.split(",") if c])
+    server = Server(bus, log, args.refuse_summary, args.refusals, [c for c in args.capabilities.split(",") if c],
+                    args.slow_summary, args.slow_seconds)
     reply = bus.request_name(NAME, dbus.bus.NAME_FLAG_DO_NOT_QUEUE)
     if reply != dbus.bus.REQUEST_NAME_REPLY_PRIMARY_OWNER:
         print("another server owns " + NAME, file=sys.stderr)

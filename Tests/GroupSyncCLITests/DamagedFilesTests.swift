@@ -114,6 +114,33 @@ import GroupSyncCore
         #expect(damaged.status == 3 && damaged.stderr.contains("restore"), "\(damaged.stderr)")
     }
 
+    /// A command run while `init` is still making the home waits for it, instead of calling the home damaged
+    /// ("init was interrupted") or making the store itself and saying the store was gone (found by review,
+    /// with `set` racing a first `init`). Here `init`'s lock is held by flock(1), over the home as `init`
+    /// leaves it between its writes: a key without its certificate, or an identity without its store.
+    @Test(arguments: [["cert.pem", "store.db"], ["store.db"]]) func aCommandWaitsForAnInitStillMakingTheHome(unwritten: [String]) throws {
+        let folder = TemporaryFolder()
+        let cli = GroupSyncBinary(home: folder.path + "/home")
+        try cli.run("init")
+        let aside = folder.path + "/aside"
+        try FileManager.default.createDirectory(atPath: aside, withIntermediateDirectories: false)
+        let files = try FileManager.default.contentsOfDirectory(atPath: cli.home).filter { file in unwritten.contains { file.hasPrefix($0) } }
+        for file in files { try FileManager.default.moveItem(atPath: cli.home + "/" + file, toPath: aside + "/" + file) }
+        let initLock = try ChildProcess("/usr/bin/flock", [cli.home + "/.init.lock", "/bin/sh", "-c", "echo held; read line"], stdin: .pipe, stdout: .pipe)
+        defer { initLock.terminate() }
+        #expect(try initLock.readLine() == "held")
+        let set = try cli.start(["set", "s", "k", "v"], stderr: .pipe)
+        defer { set.terminate() }
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(set.isRunning, "set waits for init, without a word")
+        for file in files { try FileManager.default.moveItem(atPath: aside + "/" + file, toPath: cli.home + "/" + file) }
+        initLock.closeInput()
+        let (_, errors) = try set.readToEnd(timeout: .seconds(10))
+        #expect(set.waitForExit() == .exited(0))
+        #expect(errors.isEmpty, "\(errors)")
+        #expect(try cli.run("get", "s", "k").stdout == "v\n")
+    }
+
     @Test func aKeyFromAnotherIdentityIsNamed() throws {
         let f = try Fixture()
         let other = GroupSyncBinary(home: f.folder.path + "/other")

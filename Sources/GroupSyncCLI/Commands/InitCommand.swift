@@ -28,18 +28,24 @@ enum InitCommand: Command {
             guard DeviceName.isValid(name) else { throw .badInput("--name must be 1 to \(DeviceName.maxBytes) bytes without control characters") }
         }
         do { try home.create() } catch { throw .failure(error.description) }
-        let (certificate, created) = try DeviceIdentityFiles.loadOrCreate(home: home, commonName: "groupsync")
-        do {
-            if let name = arguments.value("--name") {
-                try home.writeFileAtomically(home.namePath, contents: name + "\n")
-            } else if try home.readFile(home.namePath) == nil {
-                try home.writeFileAtomically(home.namePath, contents: hostName() + "\n")
+        // The whole of it under the init lock: a command run meanwhile that finds the home unfinished (a key
+        // without its certificate yet, no store yet) waits for it instead of calling the home damaged or
+        // making the store itself and saying the store was gone (found by review).
+        let (certificate, created) = try HomeLock.exclusively(home.initLockPath) { () throws(CLIError) in
+            let (certificate, created) = try DeviceIdentityFiles.loadOrCreate(home: home, commonName: "groupsync")
+            do throws(HomeError) {
+                if let name = arguments.value("--name") {
+                    try home.writeFileAtomically(home.namePath, contents: name + "\n")
+                } else if try home.readFile(home.namePath) == nil {
+                    try home.writeFileAtomically(home.namePath, contents: hostName() + "\n")
+                }
+            } catch {
+                throw .failure(error.description)
             }
-        } catch {
-            throw .failure(error.description)
+            // Opening the store creates it, so the first `set` after `init` finds everything in place.
+            _ = try DeviceContext.open(home: home, sayingIfMade: false, underInit: true)
+            return (certificate, created)
         }
-        // Opening the store creates it, so the first `set` after `init` finds everything in place.
-        _ = try DeviceContext.open(home: home, sayingIfMade: false)
         Console.error(created ? "created device \(certificate.deviceID.short) in \(home.path)" : "kept the existing device identity in \(home.path)")
         Console.out(certificate.deviceID.description)
     }

@@ -1,3 +1,4 @@
+import Glibc
 import GroupSyncCore
 import GroupSyncDaemon
 import GroupSyncStore
@@ -13,7 +14,20 @@ struct DeviceContext {
 
     /// The identity of an initialized home, after checking that the home is one and is private: a home others
     /// can read holds a key others may have copied. What `id` needs; `open` goes on to the store.
-    static func identity(home: Home) throws(CLIError) -> DeviceCertificate {
+    ///
+    /// A home found unfinished (nothing in it yet, or a key without its certificate) may be one an `init` is
+    /// making right now: looked at again once no `init` holds the home's init lock.
+    static func identity(home: Home, underInit: Bool = false) throws(CLIError) -> DeviceCertificate {
+        do {
+            return try identityAsFound(home: home)
+        } catch {
+            guard !underInit, home.exists else { throw error }
+            HomeLock.awaitRelease(home.initLockPath)
+            return try identityAsFound(home: home)
+        }
+    }
+
+    private static func identityAsFound(home: Home) throws(CLIError) -> DeviceCertificate {
         guard home.exists, home.hasIdentityOrStore else { throw .usage(HomeError.notInitialized(path: home.path).description) }
         do { try home.checkPrivate() } catch { throw .failure(error.description) }
         guard let certificate = try DeviceIdentityFiles.load(home: home) else {
@@ -25,8 +39,13 @@ struct DeviceContext {
     /// Opens the home's store, making it if there is none. Made by any command but `init` (the store moved
     /// aside or removed with its log), it is said on stderr: a read that answered from a new, empty store
     /// without a word let the user believe their data was gone, or never there (found by review).
-    static func open(home: Home, sayingIfMade: Bool = true) throws(CLIError) -> DeviceContext {
-        let certificate = try identity(home: home)
+    ///
+    /// `underInit`: opened by `init`, which holds the init lock that other commands wait on.
+    static func open(home: Home, sayingIfMade: Bool = true, underInit: Bool = false) throws(CLIError) -> DeviceContext {
+        let certificate = try identity(home: home, underInit: underInit)
+        // No store yet: an `init` may be about to make it (after the identity). Made here instead, it would be
+        // said to have been gone.
+        if !underInit && access(home.storePath, F_OK) != 0 { HomeLock.awaitRelease(home.initLockPath) }
         let store: Store
         // A daemon running on a store of an earlier schema is an earlier groupsync's (this one raises the
         // version when it starts): raising it under that daemon would make it refuse every new connection.

@@ -6,13 +6,10 @@ import GroupSyncTransport
 /// The device's identity on disk: `cert.pem` and `key.pem` in the home, both 0600. Created once by
 /// `init`; every later command reads them back, so the device ID is stable for the life of the home.
 enum DeviceIdentityFiles {
-    /// Loads the identity, creating it first if the home has none. Serialized by an advisory lock so two
-    /// `init`s racing on a fresh home cannot end with two different identities.
+    /// Loads the identity, creating it first if the home has none. Called by `init` while it holds the home's
+    /// init lock (`Home.initLockPath`), so two `init`s racing on a fresh home cannot end with two different
+    /// identities.
     static func loadOrCreate(home: Home, commonName: String) throws(CLIError) -> (DeviceCertificate, created: Bool) {
-        try HomeLock.exclusively(home.path + "/.init.lock") { () throws(CLIError) in try loadOrCreateLocked(home: home, commonName: commonName) }
-    }
-
-    private static func loadOrCreateLocked(home: Home, commonName: String) throws(CLIError) -> (DeviceCertificate, created: Bool) {
         // A key without its certificate, in a home with no store yet, is an `init` that stopped between its
         // two writes (a full disk, a kill): its device ID was never printed, so no peer can have paired it,
         // and starting over is safe. A home with a store has been used, and a missing certificate there is

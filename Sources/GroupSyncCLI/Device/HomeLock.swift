@@ -11,4 +11,14 @@ enum HomeLock {
         while flock(fd, LOCK_EX) != 0 && errno == EINTR {}
         return try body()
     }
+
+    /// Waits until no process holds the lock at `path` exclusively, without making the file: a command that
+    /// finds the home unfinished waits for an `init` that may be finishing it. No lock file, no wait.
+    static func awaitRelease(_ path: String) {
+        // Non-blocking: a FIFO put in its place (which the home's checks refuse later) must not hang the open.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard fd >= 0 else { return }
+        while flock(fd, LOCK_SH) != 0 && errno == EINTR {}
+        close(fd)
+    }
 }

@@ -36,6 +36,9 @@ public struct Home: Sendable {
     public var certificatePath: String { path + "/cert.pem" }
     public var privateKeyPath: String { path + "/key.pem" }
     public var namePath: String { path + "/name" }
+    /// Held by `init` while it makes the identity, the name and the store; other commands wait on it only when
+    /// they find the home unfinished.
+    public var initLockPath: String { path + "/.init.lock" }
 
     /// The device's name as `init --name` last wrote it; nil when there is none or it cannot be read.
     public func deviceName() -> String? {

@@ -327,7 +327,7 @@ final class NotificationService: @unchecked Sendable {
         for _ in 0..<4 {
             guard case .dictionary(let request)? = entry.value, let identifier = AppGroupState.notificationIdentifier(ofKey: entry.key) else { return nil }
             let status: String
-            var posted = false
+            var putOnScreen = false
             switch ActionNotificationRequest.step(identifier: identifier, request: request, writtenBy: entry.version.origin,
                                                   device: store.device, nowMillis: clock()) {
             case .othersRequest:
@@ -339,8 +339,11 @@ final class NotificationService: @unchecked Sendable {
             case .settle(let settled):
                 status = settled
             case .post(let post):
-                status = self.post(post).postedStatus
-                posted = true
+                let answer = self.post(post)
+                status = answer.postedStatus
+                // Shown, or to be shown once a server appears; not one suppressed, which left an earlier post
+                // of the ID on screen, nor one that failed.
+                if case .done(_, let result, _, _) = answer { putOnScreen = result == .shown || result == .waiting }
             case .dismiss:
                 // A removal an app wrote under one of GroupSync's own IDs is refused, as `notify dismiss` refuses it.
                 do throws(NotificationError) {
@@ -368,7 +371,7 @@ final class NotificationService: @unchecked Sendable {
                     // deletes a request it finds still pending and tells the app it was removed before it was
                     // shown; if this post reached the screen in that moment, nothing would be left to take it
                     // down by. Withdrawn, it is on screen for the moment of a round trip, as if never shown.
-                    if posted { withdraw(identifier, suite: entry.suite) }
+                    if putOnScreen { withdraw(identifier, suite: entry.suite) }
                     return nil
                 }
                 entry = current

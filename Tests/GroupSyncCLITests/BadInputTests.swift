@@ -54,7 +54,7 @@ import GroupSyncStore
         let folder = TemporaryFolder()
         let plain = folder.path + "/plain"
         try FileManager.default.createDirectory(atPath: plain, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o755])
-        FileManager.default.createFile(atPath: plain + "/notes.txt", contents: Data("mine".utf8))
+        #expect(FileManager.default.createFile(atPath: plain + "/notes.txt", contents: Data("mine".utf8)))
         let cli = GroupSyncBinary(home: plain)
         for arguments in [["status"], ["id"], ["get", "s", "k"], ["serve", "--listen", "127.0.0.1:0"]] {
             let result = try cli.run(["timeout", "-s", "KILL", "10", GroupSyncBinary.path] + arguments, executable: "/usr/bin/env")
@@ -258,7 +258,7 @@ import GroupSyncStore
         let folder = TemporaryFolder()
         let empty = GroupSyncBinary(home: folder.path + "/empty"), full = GroupSyncBinary(home: folder.path + "/full")
         for home in [empty.home, full.home] { mkdir(home, 0o755); chmod(home, 0o755) }
-        FileManager.default.createFile(atPath: full.home + "/notes.txt", contents: Data("x".utf8))
+        #expect(FileManager.default.createFile(atPath: full.home + "/notes.txt", contents: Data("x".utf8)))
         let made = try empty.run("init")
         #expect(made.status == 0, "\(made.stderr)")
         var info = stat()

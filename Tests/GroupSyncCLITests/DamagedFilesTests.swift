@@ -73,7 +73,7 @@ import GroupSyncCore
     @Test func anEmptyKeyFileIsNamedAndNeverReplaced() throws {
         let f = try Fixture()
         let certificate = f.bytes("cert.pem")
-        FileManager.default.createFile(atPath: f.home + "/key.pem", contents: Data(), attributes: [.posixPermissions: 0o600])
+        #expect(FileManager.default.createFile(atPath: f.home + "/key.pem", contents: Data(), attributes: [.posixPermissions: 0o600]))
         try f.expectRefused([f.home + "/key.pem", "restore it from a backup"], "empty key.pem")
         #expect(f.bytes("key.pem") == Data())
         #expect(f.bytes("cert.pem") == certificate)
@@ -83,7 +83,7 @@ import GroupSyncCore
         let f = try Fixture()
         let key = try #require(f.bytes("key.pem"))
         let truncated = key.prefix(key.count / 2) + Data("\n-----END PRIVATE KEY-----\n".utf8)
-        FileManager.default.createFile(atPath: f.home + "/key.pem", contents: truncated, attributes: [.posixPermissions: 0o600])
+        #expect(FileManager.default.createFile(atPath: f.home + "/key.pem", contents: truncated, attributes: [.posixPermissions: 0o600]))
         try f.expectRefused([f.home + "/key.pem"], commands: [["get", "s", "k1"], ["init"], ["serve", "--listen", "127.0.0.1:0"]], "truncated key.pem")
         #expect(f.bytes("key.pem") == truncated)
     }
@@ -91,7 +91,7 @@ import GroupSyncCore
     @Test func aTruncatedCertificateIsNamed() throws {
         let f = try Fixture()
         let certificate = try #require(f.bytes("cert.pem"))
-        FileManager.default.createFile(atPath: f.home + "/cert.pem", contents: certificate.prefix(200), attributes: [.posixPermissions: 0o600])
+        #expect(FileManager.default.createFile(atPath: f.home + "/cert.pem", contents: certificate.prefix(200), attributes: [.posixPermissions: 0o600]))
         try f.expectRefused([f.home + "/cert.pem"], commands: [["get", "s", "k1"], ["init"], ["serve", "--listen", "127.0.0.1:0"]], "truncated cert.pem")
     }
 
@@ -176,7 +176,7 @@ import GroupSyncCore
         let f = try Fixture()
         let nobody: uid_t = 65534
         let path = f.home + "/" + file
-        if !FileManager.default.fileExists(atPath: path) { FileManager.default.createFile(atPath: path, contents: Data("x".utf8)) }
+        if !FileManager.default.fileExists(atPath: path) { #expect(FileManager.default.createFile(atPath: path, contents: Data("x".utf8))) }
         chown(path, nobody, nobody)
         let before = f.bytes(file)
         try f.expectRefused([path, "belongs to user \(nobody)", "cannot be trusted"], "\(file) owned by nobody")
@@ -211,9 +211,9 @@ import GroupSyncCore
         for (file, expected) in [("key.pem", "is not a file"), ("daemon.lock", "is not a file"), ("signal", "is not a folder")] {
             let path = f.home + "/" + file
             let saved = f.folder.path + "/saved"
-            if !FileManager.default.fileExists(atPath: path) { FileManager.default.createFile(atPath: path, contents: Data()) }
+            if !FileManager.default.fileExists(atPath: path) { #expect(FileManager.default.createFile(atPath: path, contents: Data())) }
             try FileManager.default.moveItem(atPath: path, toPath: saved)
-            if file == "signal" { FileManager.default.createFile(atPath: path, contents: Data()) } else { #expect(mkfifo(path, 0o600) == 0) }
+            if file == "signal" { #expect(FileManager.default.createFile(atPath: path, contents: Data())) } else { #expect(mkfifo(path, 0o600) == 0) }
             try f.expectRefused([path, expected, "move it aside"], commands: [["get", "s", "k1"], ["set", "s", "k", "v"], ["status"], ["serve", "--listen", "127.0.0.1:0"]], "\(file) of the wrong kind")
             try FileManager.default.removeItem(atPath: path)
             try FileManager.default.moveItem(atPath: saved, toPath: path)
@@ -250,7 +250,7 @@ import GroupSyncCore
         let storeID = try Store(path: f.home + "/store.db", device: try DeviceID(bytes: Array(repeating: 0, count: 32))).storeID
         var random = SeededGenerator(seed: 6)
         let garbage = Data((0..<20_000).map { _ in UInt8.random(in: 0...255, using: &random) })
-        FileManager.default.createFile(atPath: f.home + "/store.db-wal", contents: garbage, attributes: [.posixPermissions: 0o600])
+        #expect(FileManager.default.createFile(atPath: f.home + "/store.db-wal", contents: garbage, attributes: [.posixPermissions: 0o600]))
         // SQLite ignores a log whose header does not check out; what matters is no crash and no new store.
         let result = try f.runBounded(["get", "s", "k1"])
         #expect(result.status == 0 || result.status == 3, "\(result.status): \(result.stderr)")

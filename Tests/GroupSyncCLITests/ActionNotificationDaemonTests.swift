@@ -140,6 +140,32 @@ struct ActionNotificationDaemonTests {
         #expect(try a.cli.run("get", suite, "groupsync.notification.slow").status == 1, "the request stays removed")
     }
 
+    /// Both devices fire the same callback at once and b's request, written a moment later, replaces a's before
+    /// a's daemon looks (here a's hand-over comes once b's request has reached a): a shows its own request all
+    /// the same, once, and leaves b's record alone (found by review: a never showed it, and its fire said
+    /// `pending`). `fire` hands over what it wrote; the daemon's answer is what `fire` prints.
+    @Test func aRequestAPeersReplacedBeforeItWasShownIsShownAllTheSame() throws {
+        let folder = TemporaryFolder()
+        let (busA, _, a, b) = try pairedDevicesOnTheirOwnBuses(in: folder)
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        func written(by device: TestDevice, _ title: String) -> String {
+            #"{"title":"\#(title)","status":"pending","device":"\#(device.id)","requestedAt":\#(now)}"#
+        }
+        try b.cli.run("set", suite, "groupsync.notification.start", "--json", written(by: b, "from b"))
+        let deadline = Date().addingTimeInterval(10)
+        while try request(a, "start")["device"] != .string(b.id), Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(try request(a, "start")["device"] == .string(b.id), "b's request reached a")
+
+        let client = try UnixClient(path: a.cli.home + "/control.sock")
+        let answer = client.request(#"{"command":"notify-actions","suite":"\#(suite)","handedOver":{"start":\#(written(by: a, "from a"))}}"#)
+        #expect(answer.contains(#""start":"shown""#), "\(answer)\n\(a.log)")
+        #expect(busA.calls("Notify").first?["summary"] == .string("from a"), "\(a.log)")
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(busA.calls("Notify", timeout: 0).count == 1, "shown once")
+        #expect(try request(a, "start")["device"] == .string(b.id), "b's record is left as it is")
+        #expect(client.request(#"{"command":"notify-actions","suite":"\#(suite)","handedOver":{"start":"text"}}"#).contains(#""badInput":true"#))
+    }
+
     /// A removal an app wrote under GroupSync's own "time's up" ID does not take it down (found by review:
     /// `notify dismiss` refused it, a request left for `fire` did not).
     @Test func anAppsRemovalCannotTakeDownTimesUp() throws {

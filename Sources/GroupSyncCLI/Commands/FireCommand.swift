@@ -88,8 +88,12 @@ enum FireCommand: Command {
                 return (plan.changes, plan)
             }
         } catch { throw error.asCLIError }
+        let written = Dictionary(plan.notifications.compactMap { identifier -> (String, Value)? in
+            guard case .set(let request)? = plan.changes[AppGroupState.notificationKey(identifier)] else { return nil }
+            return (identifier, request)
+        }, uniquingKeysWith: { first, _ in first })
         let (handedOver, daemonAnswered) = ActionNotificationDelivery.deliver(plan.notifications + plan.removals.filter { !plan.notifications.contains($0) },
-                                                            suite: suite, context: context)
+                                                            suite: suite, written: written, context: context)
         let delivered = handedOver.filter { plan.notifications.contains($0.key) }
         let removed = handedOver.filter { plan.removals.contains($0.key) }
             .merging(ActionNotificationDelivery.dismissHere(plan.dismissalsHereOnly, context: context)) { mine, _ in mine }

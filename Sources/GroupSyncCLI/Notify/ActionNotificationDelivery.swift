@@ -12,11 +12,16 @@ import GroupSyncStore
 enum ActionNotificationDelivery {
     /// `daemonAnswered`: a daemon took the requests (a status it did not report is then one another callback's
     /// rewrite of the request left as it was, not a sign that no daemon runs).
-    static func deliver(_ identifiers: [String], suite: String, context: DeviceContext) -> (statuses: [String: String], daemonAnswered: Bool) {
+    ///
+    /// `written`: the requests the run wrote, by identifier, handed over with the suite: one that another
+    /// device's request has replaced by the time the daemon looks is still shown here.
+    static func deliver(_ identifiers: [String], suite: String, written: [String: Value] = [:], context: DeviceContext)
+        -> (statuses: [String: String], daemonAnswered: Bool) {
         guard !identifiers.isEmpty else { return ([:], false) }
         var request = JSONObject()
         request.add("command", "notify-actions")
         request.add("suite", suite)
+        if !written.isEmpty { request.add("handedOver", .dictionary(written)) }
         var statuses: [String: String] = [:]
         var daemonAnswered = false
         if let answer = ControlClient.request(home: context.home, request.text), case .dictionary(let object)? = try? JSONParser.parse(answer),

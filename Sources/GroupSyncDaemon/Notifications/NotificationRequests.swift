@@ -7,6 +7,8 @@ import GroupSyncCore
 /// `notify-dismiss`: `id`. `notify-shield`: `suite`, `configKey`, `app`. `notify-actions`: `suite`, whose
 /// `sendNotification` requests and removals (left by `fire`) are acted on; answered with `requests`, each of
 /// this device's request identifiers with its status afterwards.
+/// `notify-actions` may also carry `handedOver`: the requests the run wrote, by identifier (one another device's
+/// request replaced meanwhile is shown from here all the same).
 enum NotificationRequests {
     static func handle(_ command: String, _ request: [String: Value], _ service: NotificationService) -> String {
         do {
@@ -16,7 +18,8 @@ enum NotificationRequests {
                 return service.onWorker { $0.post(post).json }
             case "notify-actions":
                 let suite = try name(request, "suite", what: "suite")
-                return service.onWorker { $0.settleActionRequests(suite: suite) }
+                let handedOver = try handedOverRequests(request)
+                return service.onWorker { $0.settleActionRequests(suite: suite, handedOver: handedOver) }
             case "notify-dismiss":
                 let id = try string(request, "id")
                 try NotificationRequest.validate(id: id)
@@ -30,6 +33,19 @@ enum NotificationRequests {
         } catch {
             // Only the request's own fields are read here: whatever is wrong is in the request.
             return ControlResponse.error("\(error)", badInput: true)
+        }
+    }
+
+    /// `notify-actions`' optional `handedOver`: an object of identifier → the request the run wrote (an object).
+    private static func handedOverRequests(_ request: [String: Value]) throws -> [String: [String: Value]] {
+        switch request["handedOver"] {
+        case nil: return [:]
+        case .dictionary(let given)?:
+            return try given.mapValues { value in
+                guard case .dictionary(let fields) = value else { throw TypedJSONError("handedOver: each request must be an object") }
+                return fields
+            }
+        default: throw TypedJSONError("handedOver must be an object of requests by identifier")
         }
     }
 

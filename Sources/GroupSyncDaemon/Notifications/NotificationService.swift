@@ -216,7 +216,12 @@ final class NotificationService: @unchecked Sendable {
 
     /// The `sendNotification` requests and removals action runs left in `suite` (`fire` hands them over as soon
     /// as it has run), acted on now; answers each of this device's requests with its status afterwards.
-    func settleActionRequests(suite: String) -> String {
+    ///
+    /// `handedOver`: the requests the run wrote, by identifier. One that another device's request replaced
+    /// before this look (both devices fired the same callback at once, and the other's write won) is shown
+    /// from here all the same, without a record: each device that fired shows its request once. Found by
+    /// review: the device whose write lost never showed it, and its `fire` said `pending`.
+    func settleActionRequests(suite: String, handedOver: [String: [String: Value]] = [:]) -> String {
         do {
             let entries = try store.liveEntries(suite: suite, keyPrefix: AppGroupState.notificationPrefix)
             var object = JSONObject()
@@ -224,11 +229,25 @@ final class NotificationService: @unchecked Sendable {
             // Every request is settled; the answer keeps one status per identifier as Swift compares them: two
             // keys the store keeps apart ("café" composed and decomposed) are one dictionary key, and a
             // dictionary built assuming unique keys stopped the daemon.
-            let settled = entries.compactMap { entry -> (String, Value)? in
+            var settled = Dictionary(entries.compactMap { entry -> (String, Value)? in
                 guard let identifier = AppGroupState.notificationIdentifier(ofKey: entry.key) else { return nil }
                 return settle(entry).map { (identifier, Value.string($0)) }
+            }, uniquingKeysWith: { first, _ in first })
+            let othersNow = entries.filter { entry in
+                guard case .dictionary(let request)? = entry.value, let identifier = AppGroupState.notificationIdentifier(ofKey: entry.key) else { return false }
+                return ActionNotificationRequest.isOthers(identifier: identifier, request: request, writtenBy: entry.version.origin, device: store.device)
             }
-            object.add("requests", .dictionary(Dictionary(settled, uniquingKeysWith: { first, _ in first })))
+            for entry in othersNow {
+                guard let identifier = AppGroupState.notificationIdentifier(ofKey: entry.key), settled[identifier] == nil,
+                      let ours = handedOver[identifier] else { continue }
+                if case .post(let post) = ActionNotificationRequest.step(identifier: identifier, request: ours, writtenBy: store.device,
+                                                                         device: store.device, nowMillis: clock()) {
+                    let status = self.post(post).postedStatus
+                    log.write("event=action-notification suite=\(quoted(suite)) id=\(quoted(identifier)) status=\(quoted(status)) replaced_by_peer=true")
+                    settled[identifier] = .string(status)
+                }
+            }
+            object.add("requests", .dictionary(settled))
             return object.text
         } catch {
             return ControlResponse.error("\(error)")

@@ -166,6 +166,30 @@ struct ActionNotificationDaemonTests {
         #expect(client.request(#"{"command":"notify-actions","suite":"\#(suite)","handedOver":{"start":"text"}}"#).contains(#""badInput":true"#))
     }
 
+    /// b's request for the same identifier replaces a's while a's daemon is showing a's: a's `fire` says what
+    /// became of its own request (shown), not the status of b's that replaced it (it said `pending`).
+    @Test func aRequestAPeersReplacedWhileItWasShownIsAnsweredAsShown() throws {
+        let folder = TemporaryFolder()
+        let busA = try TestSessionBus(log: folder.path + "/a.jsonl")
+        try busA.startServer(slowSummary: "Slow", slowSeconds: 1.5)
+        let a = try TestDevice("a", in: folder), b = try TestDevice("b", in: folder)
+        try a.start(environment: busA.environment)
+        try b.start()
+        try pairAll([a, b])
+        try a.cli.run("set", suite, "actions_for_show_intervalDidStart", "--json",
+                      #"[{"type":"sendNotification","payload":{"identifier":"slow","title":"Slow"}}]"#)
+        let show = try a.cli.start(["fire", "--suite", suite, "--activity", "show", "--callback", "intervalDidStart"])
+        defer { show.terminate() }
+        #expect(busA.calls("NotifyHeld").count == 1, "a's daemon is in its Notify call\n\(a.log)")
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        try b.cli.run("set", suite, "groupsync.notification.slow", "--json",
+                      #"{"title":"from b","status":"pending","device":"\#(b.id)","requestedAt":\#(now)}"#)
+        let (output, _) = try show.readToEnd(timeout: .seconds(10))
+        #expect(output.contains("notification slow: shown"), "\(output)\n\(a.log)")
+        #expect(try request(a, "slow")["device"] == .string(b.id), "b's request replaced a's: \(a.log)")
+        #expect(busA.calls("CloseNotification", timeout: 0).isEmpty, "a's stays on a's screen")
+    }
+
     /// A removal an app wrote under GroupSync's own "time's up" ID does not take it down (found by review:
     /// `notify dismiss` refused it, a request left for `fire` did not).
     @Test func anAppsRemovalCannotTakeDownTimesUp() throws {

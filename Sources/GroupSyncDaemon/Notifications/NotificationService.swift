@@ -343,6 +343,9 @@ final class NotificationService: @unchecked Sendable {
     /// under the same identifier, or a removal), the new one is acted on in turn instead of being overwritten.
     private func settle(_ found: Entry) -> String? {
         var entry = found
+        // A post this look made for a request that another device's then replaced: what became of it is still
+        // this device's answer (its `fire` would otherwise read the other device's status).
+        var postedBeforeReplaced: String?
         for _ in 0..<4 {
             guard case .dictionary(let request)? = entry.value, let identifier = AppGroupState.notificationIdentifier(ofKey: entry.key) else { return nil }
             let status: String
@@ -350,7 +353,7 @@ final class NotificationService: @unchecked Sendable {
             switch ActionNotificationRequest.step(identifier: identifier, request: request, writtenBy: entry.version.origin,
                                                   device: store.device, nowMillis: clock()) {
             case .othersRequest:
-                return nil
+                return postedBeforeReplaced
             case .leave:
                 let status = ActionNotificationRequest.status(of: request)
                 if status == ActionNotificationRequest.waiting { noteWaiting(identifier, suite: entry.suite) }
@@ -393,6 +396,7 @@ final class NotificationService: @unchecked Sendable {
                     if putOnScreen { withdraw(identifier, suite: entry.suite) }
                     return nil
                 }
+                if putOnScreen { postedBeforeReplaced = status }
                 entry = current
             } catch {
                 log.write("event=action-notification-unsaved suite=\(quoted(entry.suite)) id=\(quoted(identifier)) error=\(quoted("\(error)"))")

@@ -74,7 +74,7 @@ import Testing
 
     @Test func notificationsAreRecordedAsPendingRequestsWithPlaceholdersFilled() {
         let threshold = CallbackInvocation(activity: "focus", callback: .eventDidReachThreshold, event: "used-5")
-        var values: [String: Value] = [threshold.actionsKey: .array([
+        let values: [String: Value] = [threshold.actionsKey: .array([
             .dictionary(["type": .string("sendNotification"), "payload": .dictionary([
                 "identifier": .string("countdown"), "title": .string("{activityName}: {eventName}"),
                 "body": .string("{callbackName} {nope}"), "interruptionLevel": .string("passive"),

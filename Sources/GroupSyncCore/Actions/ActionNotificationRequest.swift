@@ -42,19 +42,19 @@ public enum ActionNotificationRequest {
 
     public static func status(of request: [String: Value]) -> String? { request["status"]?.stringValue }
 
+    /// Whether the request is another device's: its `device`, or for a request without one, who wrote it.
+    public static func isOthers(_ request: [String: Value], writtenBy origin: DeviceID, device: DeviceID) -> Bool {
+        !(Self.device(of: request).map { $0 == device.description } ?? (origin == device))
+    }
+
     /// What `device`'s daemon does with a request that `origin` wrote. It is `device`'s when it names it, or, for a
     /// request from before the field existed, when `device` wrote it. A pending request older than the default
     /// time to live is not shown any more (a laptop started the next morning must not pop yesterday's callback);
     /// a younger one is posted with what is left of it, so it stops waiting for a server when a fresh post
     /// would have.
-    /// Whether the request is another device's: its `device`, or for a request without one, who wrote it.
-    public static func isOthers(identifier: String, request: [String: Value], writtenBy origin: DeviceID, device: DeviceID) -> Bool {
-        !(Self.device(of: request).map { $0 == device.description } ?? (origin == device))
-    }
-
     public static func step(identifier: String, request: [String: Value], writtenBy origin: DeviceID, device: DeviceID,
                             nowMillis: Int64) -> Step {
-        guard !isOthers(identifier: identifier, request: request, writtenBy: origin, device: device) else { return .othersRequest }
+        guard !isOthers(request, writtenBy: origin, device: device) else { return .othersRequest }
         switch status(of: request) {
         case pending?:
             let ageSeconds = request["requestedAt"]?.epochMillis.map { max(0, (Double(nowMillis) - $0) / 1000) } ?? 0

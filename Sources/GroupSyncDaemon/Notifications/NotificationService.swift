@@ -234,8 +234,8 @@ final class NotificationService: @unchecked Sendable {
                 return settle(entry).map { (identifier, Value.string($0)) }
             }, uniquingKeysWith: { first, _ in first })
             let othersNow = entries.filter { entry in
-                guard case .dictionary(let request)? = entry.value, let identifier = AppGroupState.notificationIdentifier(ofKey: entry.key) else { return false }
-                return ActionNotificationRequest.isOthers(identifier: identifier, request: request, writtenBy: entry.version.origin, device: store.device)
+                guard case .dictionary(let request)? = entry.value else { return false }
+                return ActionNotificationRequest.isOthers(request, writtenBy: entry.version.origin, device: store.device)
             }
             for entry in othersNow {
                 guard let identifier = AppGroupState.notificationIdentifier(ofKey: entry.key), settled[identifier] == nil,

@@ -299,6 +299,31 @@ struct NotificationDaemonTests {
         #expect(bus.calls("Notify", timeout: 0).isEmpty)
     }
 
+    /// Another device's post of the same ID reaches a while a's daemon is in its call to show a's (two posts at
+    /// the same time; here b posts, with no debounce, once a's has reached it): b's is shown on both, and a's
+    /// answer names it instead of a reason that calls a's own text shown (found by review: both devices
+    /// answered "shown" for their own text, and one of the texts was on no screen).
+    @Test func aPostAnotherDevicesPostOvertookSaysWhichIsShown() throws {
+        let folder = TemporaryFolder()
+        let busA = try TestSessionBus(log: folder.path + "/a.jsonl"), busB = try TestSessionBus(log: folder.path + "/b.jsonl")
+        // Held well within the 5 s the command waits for the daemon's answer.
+        try busA.startServer(slowSummary: "from a", slowSeconds: 2.5)
+        try busB.startServer()
+        let a = try TestDevice("a", in: folder), b = try TestDevice("b", in: folder)
+        try a.start(environment: busA.environment)
+        try b.start(environment: busB.environment)
+        try pairAll([a, b])
+        #expect(try a.awaitConnected(to: b))
+        let posting = try a.cli.start(["notify", "post", "--id", "same", "--title", "from a", "--scope", "all", "--json"])
+        defer { posting.terminate() }
+        #expect(busA.calls("NotifyHeld").count == 1, "a's daemon is in its call to show a's post\n\(a.log)")
+        #expect(try b.cli.run("notify", "post", "--id", "same", "--title", "from b", "--scope", "all", "--min-interval", "0").stdout.hasPrefix("shown"))
+        let (answer, _) = try posting.readToEnd(timeout: .seconds(15))
+        #expect(answer.contains(#""result":"shown""#) && answer.contains("another device's post of this ID (\(b.id.prefix(7))), made meanwhile, is the one shown"),
+                "\(answer)\n\(a.log)")
+        #expect(busA.calls("Notify", atLeast: 2).last?["summary"] == .string("from b"), "b's post is the one on a's screen too")
+    }
+
     @Test func scopeAllRelaysToPairedDevicesAndADismissAnywhereDismissesEverywhere() throws {
         let folder = TemporaryFolder()
         let (busA, busB, a, b) = try pairedDevicesOnTheirOwnBuses(in: folder)

@@ -141,7 +141,15 @@ final class NotificationService: @unchecked Sendable {
             case .accepted(let record):
                 try store.set(record.value, suite: record.suite, key: record.id)
                 if let replaced = record.replacedRecordSuite { _ = try store.delete(suite: replaced, key: record.id) }
-                return answer(for: present(request.id), id: request.id)
+                let answer = answer(for: present(request.id), id: request.id)
+                // Another device's post of the ID, made at the same time or since, may have been merged meanwhile:
+                // then it is the one shown, and the answer says so rather than call this text shown (found by
+                // review: both devices answered "shown" for their own text, and one of the texts was on no screen).
+                if case .done(let id, let result, _, _) = answer, result == .shown || result == .unchanged,
+                   let winner = try currentRecord(request.id), winner.stamp != record.stamp, winner.stamp.origin != store.device {
+                    return .done(id: id, result: result, reason: "another device's post of this ID (\(winner.stamp.origin.short)), made meanwhile, is the one shown")
+                }
+                return answer
             }
         } catch {
             return .refused("\(error)")

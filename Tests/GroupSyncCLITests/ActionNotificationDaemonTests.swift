@@ -9,10 +9,11 @@ import GroupSyncCore
 struct ActionNotificationDaemonTests {
     let suite = "group.honorfit"
 
-    /// Device "a" with its daemon running on a private session bus that has the recording server.
-    private func runningOnItsOwnBus(in folder: TemporaryFolder) throws -> (TestSessionBus, TestDevice) {
+    /// Device "a" with its daemon running on a private session bus that has the recording server (holding a
+    /// Notify call with `slowSummary` for 1.5 s).
+    private func runningOnItsOwnBus(in folder: TemporaryFolder, slowSummary: String? = nil) throws -> (TestSessionBus, TestDevice) {
         let bus = try TestSessionBus(log: folder.path + "/calls.jsonl")
-        try bus.startServer()
+        try bus.startServer(slowSummary: slowSummary, slowSeconds: 1.5)
         let a = try TestDevice("a", in: folder)
         try a.start(environment: bus.environment)
         return (bus, a)
@@ -120,10 +121,7 @@ struct ActionNotificationDaemonTests {
     /// it down by, `removeAllDeliveredNotifications` included): what was shown is taken back.
     @Test func aRequestRemovedWhileItIsBeingShownIsTakenBack() throws {
         let folder = TemporaryFolder()
-        let bus = try TestSessionBus(log: folder.path + "/calls.jsonl")
-        try bus.startServer(slowSummary: "Slow", slowSeconds: 1.5)
-        let a = try TestDevice("a", in: folder)
-        try a.start(environment: bus.environment)
+        let (bus, a) = try runningOnItsOwnBus(in: folder, slowSummary: "Slow")
         try a.cli.run("set", suite, "actions_for_show_intervalDidStart", "--json",
                       #"[{"type":"sendNotification","payload":{"identifier":"slow","title":"Slow"}}]"#)
         try a.cli.run("set", suite, "actions_for_stop_intervalDidStart", "--json", #"[{"type":"removeAllPendingNotificationRequests"}]"#)

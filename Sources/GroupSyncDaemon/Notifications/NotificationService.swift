@@ -241,13 +241,10 @@ final class NotificationService: @unchecked Sendable {
                 guard let identifier = AppGroupState.notificationIdentifier(ofKey: entry.key) else { return nil }
                 return settle(entry).map { (identifier, Value.string($0)) }
             }, uniquingKeysWith: { first, _ in first })
-            let othersNow = entries.filter { entry in
-                guard case .dictionary(let request)? = entry.value else { return false }
-                return ActionNotificationRequest.isOthers(request, writtenBy: entry.version.origin, device: store.device)
-            }
-            for entry in othersNow {
+            for entry in entries {
                 guard let identifier = AppGroupState.notificationIdentifier(ofKey: entry.key), settled[identifier] == nil,
-                      let ours = handedOver[identifier] else { continue }
+                      let ours = handedOver[identifier], case .dictionary(let request)? = entry.value,
+                      ActionNotificationRequest.isOthers(request, writtenBy: entry.version.origin, device: store.device) else { continue }
                 if case .post(let post) = ActionNotificationRequest.step(identifier: identifier, request: ours, writtenBy: store.device,
                                                                          device: store.device, nowMillis: clock()) {
                     let status = self.post(post).postedStatus

@@ -123,12 +123,7 @@ final class TestDevice {
 
     /// Waits until this device's status shows `other` connected; whether it did within `timeout`.
     func awaitConnected(to other: TestDevice, timeout: TimeInterval = 15) throws -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while try peerStatus(other)["connected"] != .bool(true) {
-            guard Date() < deadline else { return false }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        return true
+        try peerStatus(other, once: { $0["connected"] == .bool(true) }, timeout: timeout)["connected"] == .bool(true)
     }
 
     var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }

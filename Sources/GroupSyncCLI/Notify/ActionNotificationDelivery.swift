@@ -15,7 +15,7 @@ enum ActionNotificationDelivery {
     ///
     /// `written`: the requests the run wrote, by identifier, handed over with the suite: one that another
     /// device's request has replaced by the time the daemon looks is still shown here.
-    static func deliver(_ identifiers: [String], suite: String, written: [String: Value] = [:], context: DeviceContext)
+    static func deliver(_ identifiers: [String], suite: String, written: [String: Value], context: DeviceContext)
         -> (statuses: [String: String], daemonAnswered: Bool) {
         guard !identifiers.isEmpty else { return ([:], false) }
         var request = JSONObject()

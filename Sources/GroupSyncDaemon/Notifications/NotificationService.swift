@@ -229,7 +229,7 @@ final class NotificationService: @unchecked Sendable {
     /// before this look (both devices fired the same callback at once, and the other's write won) is shown
     /// from here all the same, without a record: each device that fired shows its request once. Found by
     /// review: the device whose write lost never showed it, and its `fire` said `pending`.
-    func settleActionRequests(suite: String, handedOver: [String: [String: Value]] = [:]) -> String {
+    func settleActionRequests(suite: String, handedOver: [String: [String: Value]]) -> String {
         do {
             let entries = try store.liveEntries(suite: suite, keyPrefix: AppGroupState.notificationPrefix)
             var object = JSONObject()

@@ -72,7 +72,9 @@ extension PeerSession {
         try noteCaughtUp(store: store, watermarkHeld: true)
         lastSyncMillis = now.wallMillis
         // Empty batches (an up-to-date peer moving our watermark past echoes) are routine, not events.
-        if !batch.changes.isEmpty { log("applied", "after=\(batch.after) through=\(batch.through) entries=\(batch.changes.count) applied=\(result.applied.count) superseded=\(result.superseded) refused=\(result.refused.count) unstorable=\(result.unstorable.count) watermark=\(received)") }
+        if !batch.changes.isEmpty, let unlogged = batchLog.admit(.applied, entries: batch.changes.count, atMonotonic: now.monotonicMillis) {
+            log("applied", "after=\(batch.after) through=\(batch.through) entries=\(batch.changes.count) applied=\(result.applied.count) superseded=\(result.superseded) refused=\(result.refused.count) unstorable=\(result.unstorable.count) watermark=\(received)" + RoutineBatchLog.details(unlogged))
+        }
         send(.ack(sequence: received))
         // What we just applied is filtered as an echo, but an empty batch still moves the peer's watermark
         // past it, so a reconnect does not send it back either.

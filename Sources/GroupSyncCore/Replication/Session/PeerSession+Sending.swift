@@ -85,8 +85,8 @@ extension PeerSession {
             through = change.sequence
         }
         send(Frame(type: MessageType.changes.rawValue, payload: batch.payload(through: through)))
-        if batch.count > 0 || !sentFirstBatch {
-            log("sent", "after=\(sendCursor) through=\(through) entries=\(batch.count)")
+        if batch.count > 0 || !sentFirstBatch, let unlogged = batchLog.admit(.sent, entries: batch.count, atMonotonic: eventMonotonic) {
+            log("sent", "after=\(sendCursor) through=\(through) entries=\(batch.count)" + RoutineBatchLog.details(unlogged))
         }
         sendCursor = through
         highestSent = max(highestSent, through)

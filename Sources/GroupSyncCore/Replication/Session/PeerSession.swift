@@ -60,6 +60,11 @@ public struct PeerSession: Sendable {
     var loggedIgnoredTypes: Set<UInt8> = []
     /// Resend requests answered in this session (`receiveRequest`).
     var resendsAnswered = 0
+    /// Which `sent` and `applied` lines are written, and what went unlogged.
+    var batchLog: RoutineBatchLog
+    /// The monotonic reading of the latest event that came with the time: events without one (a send
+    /// horizon saved, a shutdown) happen right after such an event.
+    var eventMonotonic: Int64 = 0
 
     // The two stores' epochs.
     var localStoreID = ""
@@ -121,6 +126,7 @@ public struct PeerSession: Sendable {
         self.deviceName = deviceName
         self.configuration = configuration
         self.decoder = FrameDecoder(maxFrameBytes: configuration.maxFrameBytes)
+        self.batchLog = RoutineBatchLog(intervalMillis: configuration.routineLogIntervalMillis)
     }
 
     public var status: SessionStatus {
@@ -135,7 +141,7 @@ public struct PeerSession: Sendable {
 
     /// Opens the session: sends our `hello`. Call once, right after the connection is authenticated.
     public mutating func start<S: ReplicaStore>(at now: SessionTime, store: S) -> [SessionOutput] {
-        handle { (session: inout PeerSession) throws(CloseReason) in
+        handle(at: now) { (session: inout PeerSession) throws(CloseReason) in
             guard session.phase == .idle else { return }
             try session.sendHello(at: now, store: store)
         }
@@ -143,7 +149,7 @@ public struct PeerSession: Sendable {
 
     /// Bytes read from the connection, in whatever chunks the transport delivered.
     public mutating func receive<S: ReplicaStore>(bytes: some Collection<UInt8>, at now: SessionTime, store: S) -> [SessionOutput] {
-        handle { (session: inout PeerSession) throws(CloseReason) in
+        handle(at: now) { (session: inout PeerSession) throws(CloseReason) in
             let frames: [Frame]
             do throws(FrameError) { frames = try session.decoder.feed(bytes) } catch { throw .malformedFrame(error) }
             for frame in frames { try session.process(frame, at: now, store: store) }
@@ -152,14 +158,14 @@ public struct PeerSession: Sendable {
 
     /// One complete frame, for shells that do their own framing.
     public mutating func receive<S: ReplicaStore>(frame: Frame, at now: SessionTime, store: S) -> [SessionOutput] {
-        handle { (session: inout PeerSession) throws(CloseReason) in try session.process(frame, at: now, store: store) }
+        handle(at: now) { (session: inout PeerSession) throws(CloseReason) in try session.process(frame, at: now, store: store) }
     }
 
     /// Something was committed to the store (locally or from another peer): send the peer what it lacks.
     /// `head`: the store's last sequence, if the caller has just read it (after the commit), which spares
     /// the session reading it again.
     public mutating func localChangesAvailable<S: ReplicaStore>(at now: SessionTime, store: S, head: Int64? = nil) -> [SessionOutput] {
-        handle { (session: inout PeerSession) throws(CloseReason) in try session.sendAvailable(store: store, knownHead: head) }
+        handle(at: now) { (session: inout PeerSession) throws(CloseReason) in try session.sendAvailable(store: store, knownHead: head) }
     }
 
     /// Whether the last event's frames raised the send horizon, which `saveSendHorizon` must now store.
@@ -182,14 +188,14 @@ public struct PeerSession: Sendable {
     /// the same device dialing in again (it would not while its side of this session lived). Nothing before
     /// the session is established.
     public mutating func ping(at now: SessionTime) -> [SessionOutput] {
-        handle { (session: inout PeerSession) throws(CloseReason) in
+        handle(at: now) { (session: inout PeerSession) throws(CloseReason) in
             if session.phase == .established { session.sendPing(at: now) }
         }
     }
 
     /// Time passed; call when the monotonic clock reaches `nextDeadline` (calling earlier or later is harmless).
     public mutating func tick(at now: SessionTime) -> [SessionOutput] {
-        handle { (session: inout PeerSession) throws(CloseReason) in try session.checkTimers(at: now) }
+        handle(at: now) { (session: inout PeerSession) throws(CloseReason) in try session.checkTimers(at: now) }
     }
 
     /// Ends the session on purpose: tells the peer goodbye, then closes. `flushingDeferredEchoes`: first send
@@ -226,13 +232,19 @@ public struct PeerSession: Sendable {
 
     // MARK: Plumbing
 
-    /// Runs one event; any failure ends the session, telling the peer why when it should hear it.
-    private mutating func handle(_ body: (inout PeerSession) throws(CloseReason) -> Void) -> [SessionOutput] {
+    /// Runs one event; any failure ends the session, telling the peer why when it should hear it. `now`:
+    /// the event's time, when it came with one.
+    private mutating func handle(at now: SessionTime? = nil, _ body: (inout PeerSession) throws(CloseReason) -> Void) -> [SessionOutput] {
         guard phase != .closed else { return [] }
+        if let now { eventMonotonic = now.monotonicMillis }
         do throws(CloseReason) {
             try body(&self)
         } catch {
             if let farewell = error.farewell, phase != .idle { send(farewell) }
+            let unlogged = batchLog.drain()
+            if !unlogged.isEmpty {
+                log("unlogged-batches", unlogged.map { RoutineBatchLog.details($0.unlogged, prefix: $0.kind.rawValue).dropFirst() }.joined(separator: " "))
+            }
             log("closed", "code=\(error.code?.description ?? "none") reason=\(quoted(error.description))")
             phase = .closed
             closeReason = error

@@ -27,6 +27,9 @@ public struct SessionConfiguration: Sendable {
     /// A clock offset beyond this ends the session: one side's entries would be refused by the other's
     /// `HybridClock` anyway, so replicating would only churn.
     public var clockRefuseMillis: Int64 = HybridClock.defaultMaxForwardDriftMillis
+    /// After the first `sent` and `applied` line of a session, at most one of each per this long
+    /// (`RoutineBatchLog`): a steady stream of writes does not make a line per write.
+    public var routineLogIntervalMillis: Int64 = 60_000
 
     public init() {}
 }

@@ -75,6 +75,10 @@ import GroupSyncCore
         #expect(shown["remainingMinutes"] == .double(5))
         #expect(shown["extensionsToday"] == .int(1))
         #expect(shown["spentTodayMinutes"] == .double(12.5))
+        // A spend too small for a hundredth is said as it was, not as "spent 0 of 0 min".
+        let tiny = try cli.run("balance", "spend", "0.001")
+        #expect(tiny.stdout.hasPrefix("spent 0.001 of 0.001 min; 5 min remaining"), "\(tiny.stdout)")
+        #expect(try json("balance", "--json")["spentTodayMinutes"] == .double(12.501))
     }
 
     @Test func badInputIsRefusedWithExitCode2AndNothingWritten() throws {

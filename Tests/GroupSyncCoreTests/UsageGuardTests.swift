@@ -289,6 +289,13 @@ import Testing
         #expect(MinutesText.format(3.9166666666666665) == "3.92")
         #expect(MinutesText.format(0.05) == "0.05")
         #expect(MinutesText.format(-1.5) == "-1.5")
-        #expect(MinutesText.format(0.001) == "0")
+        #expect(MinutesText.format(0) == "0")
+        // Too small for a hundredth is not nothing: a spend of 0.001 min read "spent 0 of 0 min".
+        #expect(MinutesText.format(0.001) == "0.001")
+        #expect(MinutesText.format(-0.001) == "-0.001")
+        #expect(MinutesText.format(1.0 / 60_000) == "0.00002", "one millisecond, the balance's unit")
+        #expect(MinutesText.format(0.0049) == "0.0049")
+        #expect(MinutesText.format(0.005) == "0.01")
+        #expect(MinutesText.format(1e-9) == "0.00001", "never 0 for an amount that is not")
     }
 }

@@ -614,7 +614,8 @@ public final class Daemon: @unchecked Sendable {
         let name = deviceName
         return state.locked {
             let peers = paired.values.sorted { ($0.name, $0.id) < ($1.name, $1.id) }.map { device -> StatusReport.Peer in
-                let live = connections[device.id].map(\.status)
+                let connection = connections[device.id]
+                let live = connection.map(\.status)
                 let known = live?.carryingOver(from: lastKnown[device.id]) ?? lastKnown[device.id]
                 // A live session recounts as changes come: its count stands. An ended one's, or the last one's
                 // while a new session has not counted yet, is counted on.
@@ -623,7 +624,8 @@ public final class Daemon: @unchecked Sendable {
                                          connected: live?.isEstablished ?? false,
                                          lastSyncMillis: known?.lastSyncMillis, clockOffsetMillis: known?.clockOffsetMillis,
                                          pendingChanges: pending,
-                                         lastError: live?.isEstablished == true ? nil : lastErrors[device.id])
+                                         lastError: live?.isEstablished == true ? nil : lastErrors[device.id],
+                                         remoteAddress: live?.isEstablished == true ? connection?.transport.remoteAddress : nil)
             }
             return StatusReport(device: certificate.deviceID, name: name, listen: boundAddress.description,
                                 listenAddresses: boundAddresses.map(\.description), running: true, peers: peers)

@@ -15,9 +15,12 @@ public struct StatusReport: Sendable {
         /// a full disk); nil while connected, after a session that ended without failing, and when the daemon
         /// has not tried since it started.
         public var lastError: String?
+        /// The other end of the connection while connected: `address` is where we dial the peer, but a peer that
+        /// dialed in comes from an address of its own (its machine's, and a port of the moment).
+        public var remoteAddress: String?
 
         public init(id: DeviceID, name: String, address: String, connected: Bool, lastSyncMillis: Int64?, clockOffsetMillis: Int64?,
-                    pendingChanges: Int?, lastError: String? = nil) {
+                    pendingChanges: Int?, lastError: String? = nil, remoteAddress: String? = nil) {
             self.id = id
             self.name = name
             self.address = address
@@ -26,6 +29,7 @@ public struct StatusReport: Sendable {
             self.clockOffsetMillis = clockOffsetMillis
             self.pendingChanges = pendingChanges
             self.lastError = lastError
+            self.remoteAddress = remoteAddress
         }
     }
 
@@ -71,6 +75,7 @@ public struct StatusReport: Sendable {
             p.addRaw("clockOffsetMillis", json: peer.clockOffsetMillis.map { String($0) } ?? "null")
             p.addRaw("pendingChanges", json: peer.pendingChanges.map { String($0) } ?? "null")
             p.addRaw("lastError", json: peer.lastError.map { JSONWriter.string(for: .string($0)) } ?? "null")
+            p.addRaw("remoteAddress", json: peer.remoteAddress.map { JSONWriter.string(for: .string($0)) } ?? "null")
             return p.text
         }
         object.addRaw("peers", json: "[" + peerObjects.joined(separator: ",") + "]")
@@ -87,6 +92,7 @@ public struct StatusReport: Sendable {
             // Names, addresses and errors may hold a peer's text: printed as it came, it could drive the terminal.
             var line = "peer     \(peer.id.short)  \(PeerText.printable(peer.name))  \(PeerText.printable(peer.address))  "
                 + (peer.connected ? "connected" : "disconnected")
+            if let remote = peer.remoteAddress, remote != peer.address { line += " from \(PeerText.printable(remote))" }
             if let last = peer.lastSyncMillis { line += "  last sync \(ISO8601.format(secondsSince1970: Double(last) / 1000))" }
             if let offset = peer.clockOffsetMillis { line += "  clock offset \(offset) ms" }
             if let pending = peer.pendingChanges { line += "  \(pending) pending" }

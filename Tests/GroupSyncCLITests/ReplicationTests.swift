@@ -24,7 +24,23 @@ import GroupSyncCore
         for case .dictionary(let peer) in peers {
             #expect(peer["connected"] == .bool(true))
             for field in ["id", "name", "address", "lastSync", "clockOffsetMillis", "pendingChanges"] { #expect(peer[field] != nil, "status has \(field)") }
+            // Where the connection comes from: the dialed address, or a port of the moment for a peer that dialed in.
+            guard case .string(let remote)? = peer["remoteAddress"] else { Issue.record("no remoteAddress in \(peer)"); continue }
+            #expect(remote.hasPrefix("127.0.0.1:"), "\(remote)")
         }
+        // Each of the three connections was dialed by one end: the other end's status says where it came from.
+        // (Polled: the pair that did not carry the write may still be connecting.)
+        var texts: [String] = []
+        let deadline = Date().addingTimeInterval(10)
+        func dialedIn() -> Int {
+            texts.flatMap { $0.split(separator: "\n") }.filter { $0.hasPrefix("peer ") && $0.contains(" connected from 127.0.0.1:") }.count
+        }
+        while true {
+            texts = try devices.map { try $0.cli.run("status").stdout }
+            if dialedIn() >= 3 || Date() > deadline { break }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        #expect(dialedIn() == 3, "\(texts)")
         #expect(status["running"] == .bool(true))
         for device in devices {
             #expect(device.stop() == 0, "a clean exit on SIGTERM")

@@ -74,7 +74,7 @@ enum StatusCommand: Command {
             return StatusReport.Peer(id: peerID, name: string(p["name"]) ?? "", address: string(p["address"]) ?? "",
                                      connected: p["connected"] == .bool(true), lastSyncMillis: int(p["lastSyncMillis"]),
                                      clockOffsetMillis: int(p["clockOffsetMillis"]), pendingChanges: int(p["pendingChanges"]).map(Int.init),
-                                     lastError: string(p["lastError"]))
+                                     lastError: string(p["lastError"]), remoteAddress: string(p["remoteAddress"]))
         })
         return report.text
     }

@@ -55,6 +55,68 @@ import Testing
         if case .granted = device.act(at: noon + 4, { $0.extend() }) { Issue.record("a fourth extension past the cap") }
     }
 
+    /// A cut of the extension cap that both devices know of holds while they extend at once, connected or
+    /// apart: the slots drawn under the old cap (3 and 2 of 5) each granted "extension 1 of 1" (found by review).
+    @Test func aCutInTheExtensionCapHoldsForDevicesThatExtendAtOnce() {
+        for cutTo: Int64 in [1, 2, 0] {
+            let (a, b) = pair()
+            // Both used the balance today before the cut: their day records hold the slots drawn then.
+            for device in [a, b] { device.act(at: noon) { _ = $0.spend(minute) } }
+            sync(a, b, at: noon)
+            #expect(a.summary(at: noon).extensionSlotsHere + b.summary(at: noon).extensionSlotsHere == 5)
+            a.setPolicy(BalancePolicy.Key.maxExtensions, .int(cutTo), at: noon + 1)
+            sync(a, b, at: noon + 2)
+            #expect(b.summary(at: noon + 2).maxExtensions == cutTo)
+            // Both try, neither having heard of the other's attempt.
+            var granted = 0
+            for device in [a, b] {
+                for _ in 0..<3 {
+                    if case .granted = device.act(at: noon + 3, { $0.extendOrWithdrawRequest() }) { granted += 1 }
+                }
+            }
+            #expect(granted <= Int(cutTo), "\(granted) extensions granted under a cap of \(cutTo)")
+            sync(a, b, at: noon + 4)
+            #expect(a.summary(at: noon + 4).extensionsToday <= cutTo && b.summary(at: noon + 4).extensionsToday <= cutTo)
+            #expect(a.summary(at: noon + 4).extensionSlotsHere + b.summary(at: noon + 4).extensionSlotsHere == cutTo - Int64(granted))
+            // Met again and settled, the slots left are where an extension can reach them.
+            settle([a, b], at: noon + 5)
+            var later = 0
+            for device in [b, a] {
+                if case .granted = device.act(at: noon + 6, { $0.extendOrWithdrawRequest() }) { later += 1 }
+            }
+            #expect(granted + later <= Int(cutTo))
+        }
+    }
+
+    /// Slots handed on before a cut do not count after it: with one slot moved from a device to another under
+    /// a cap of 5, the three devices' shares of a cap cut to 2 (0, 1, 1) became 0, 2 and 1 usable slots, and
+    /// all three could be used at once.
+    @Test func slotsHandedOnBeforeACutDoNotCountAfterIt() {
+        let devices = pairedDevices(3)
+        devices[0].setPolicy(BalancePolicy.Key.dailyBase, .double(60), at: noon - 2 * day)
+        syncAll(devices, at: noon - day)
+        settle(devices, at: noon)
+        for device in devices { device.act(at: noon) { _ = $0.spend(minute) } }
+        syncAll(devices, at: noon)
+        let held = devices.map { $0.summary(at: noon).extensionSlotsHere }
+        #expect(held.reduce(0, +) == 5)
+        // The device with the fewest slots asks for one more, and gets it (or more) from the others.
+        let asker = devices.indices.min { (held[$0], $0) < (held[$1], $1) }!
+        devices[asker].act(at: noon) { $0.request(holdMs: 0, slots: held[asker] + 1) }
+        settle(devices, at: noon + 1, rounds: 3)
+        #expect(devices[asker].summary(at: noon + 1).extensionSlotsHere > held[asker], "the test needs a slot handed on")
+        devices[0].setPolicy(BalancePolicy.Key.maxExtensions, .int(2), at: noon + 2)
+        syncAll(devices, at: noon + 3)
+        #expect(devices.map { $0.summary(at: noon + 3).extensionSlotsHere }.reduce(0, +) == 2)
+        var granted = 0
+        for device in devices {
+            for _ in 0..<3 {
+                if case .granted = device.act(at: noon + 4, { $0.extendOrWithdrawRequest() }) { granted += 1 }
+            }
+        }
+        #expect(granted <= 2, "\(granted) extensions granted under a cap of 2")
+    }
+
     /// A device that joins from a new store inherits its old epochs' slices from the day after the latest day
     /// its clock may already have turned to: the old store's day turns up to the clock margin early, and may
     /// have drawn the next day's share already.

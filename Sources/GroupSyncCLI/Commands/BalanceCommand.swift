@@ -33,7 +33,8 @@ enum BalanceCommand: Command {
                            devices already drew today
             --daily-base M       minutes of allowance per day (default 0)
             --extension M        minutes one puzzle extension adds (default 5)
-            --max-extensions N   extensions allowed per day (default 5)
+            --max-extensions N   extensions allowed per day (default 5); a change counts at once,
+                                 a cut included, for every device that has heard of it
             --timezone TZ        the zone days are counted in: an IANA name such as Europe/Madrid,
                                  UTC (the default), or a POSIX rule such as CET-1CEST,M3.5.0,M10.5.0/3
                                  (POSIX counts hours west of UTC: UTC-2 is two hours ahead of UTC); every

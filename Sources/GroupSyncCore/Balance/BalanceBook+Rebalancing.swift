@@ -91,6 +91,9 @@ extension BalanceBook {
     mutating func giveSlots(_ slots: Int64, to device: BalanceAccount) {
         freezeDraw(today)
         var transfer = ledger.dayTransfers[me]?[device]?[today] ?? DayTransfer()
+        // Slots handed on under another cap count for nothing now: the running total starts again.
+        if transfer.slotsCap != ledger.policy.maxExtensions { transfer.slots = 0 }
+        transfer.slotsCap = ledger.policy.maxExtensions
         transfer.slots = transfer.slots.saturatingAdding(slots)
         ledger.setDayTransfer(transfer, from: me, to: device, day: today)
     }

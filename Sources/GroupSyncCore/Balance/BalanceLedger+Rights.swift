@@ -77,16 +77,22 @@ extension BalanceLedger {
         return max(record?.allowanceMs ?? 0, slices(of: account, on: day).share(of: policy.dailyBaseMs))
     }
 
+    /// The extension slots `account` draws for `day`: today, its share of the cap in force, a cut included.
+    /// Unlike minutes, a drawn slot is no promise kept to anyone until an extension uses it, so a cut takes
+    /// unused ones back at once: kept at their old draw, two connected devices that both knew of a cut to 1
+    /// each granted "extension 1 of 1" (found by review), since the cap was checked only against the uses
+    /// each had seen. Every device that knows the cut now holds its share of it, and slots handed on under
+    /// another cap no longer count (`DayTransfer.slotsCap`): the shares alone add up to the cap.
     public func slotDraw(of account: BalanceAccount, on day: CivilDate, today: CivilDate) -> Int64 {
         let record = days[account]?[day]
         if let record, day != today { return record.slots }
-        return max(record?.slots ?? 0, slices(of: account, on: day).share(of: policy.maxExtensions))
+        return slices(of: account, on: day).share(of: policy.maxExtensions)
     }
 
     func transfersIn(to account: BalanceAccount, on day: CivilDate) -> DayTransfer {
         var sum = DayTransfer()
         for (from, targets) in dayTransfers where from != account {
-            if let t = targets[account]?[day] { sum.ms = sum.ms.saturatingAdding(t.ms); sum.slots = sum.slots.saturatingAdding(t.slots) }
+            if let t = targets[account]?[day] { sum.ms = sum.ms.saturatingAdding(t.ms); sum.slots = sum.slots.saturatingAdding(t.slots(under: policy.maxExtensions)) }
         }
         return sum
     }
@@ -94,7 +100,7 @@ extension BalanceLedger {
     func transfersOut(from account: BalanceAccount, on day: CivilDate) -> DayTransfer {
         var sum = DayTransfer()
         for (to, byDay) in dayTransfers[account] ?? [:] where to != account {
-            if let t = byDay[day] { sum.ms = sum.ms.saturatingAdding(t.ms); sum.slots = sum.slots.saturatingAdding(t.slots) }
+            if let t = byDay[day] { sum.ms = sum.ms.saturatingAdding(t.ms); sum.slots = sum.slots.saturatingAdding(t.slots(under: policy.maxExtensions)) }
         }
         return sum
     }

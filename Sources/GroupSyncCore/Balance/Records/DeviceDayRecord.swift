@@ -63,18 +63,33 @@ public struct EarnedRecord: Equatable, Sendable {
 public struct DayTransfer: Equatable, Sendable {
     public var ms: Int64 = 0
     public var slots: Int64 = 0
+    /// The extension cap in force when `slots` were handed on: slots count only under that cap, since every
+    /// device's draw follows the cap in force (`BalanceLedger.slotDraw`). `nil` in records of a groupsync
+    /// before this field, which count under any cap.
+    public var slotsCap: Int64?
 
-    public init(ms: Int64 = 0, slots: Int64 = 0) {
+    public init(ms: Int64 = 0, slots: Int64 = 0, slotsCap: Int64? = nil) {
         self.ms = ms
         self.slots = slots
+        self.slotsCap = slotsCap
     }
 
-    var value: Value { .dictionary(["ms": .int(ms), "slots": .int(slots)]) }
+    var value: Value {
+        var fields: [String: Value] = ["ms": .int(ms), "slots": .int(slots)]
+        if let slotsCap { fields["slotsCap"] = .int(slotsCap) }
+        return .dictionary(fields)
+    }
 
     init?(_ value: Value) {
         guard case .dictionary(let d) = value else { return nil }
         ms = d.count("ms")
         slots = d.count("slots")
+        slotsCap = d["slotsCap"]?.intValue
+    }
+
+    /// The slots that count under the cap `maxExtensions`.
+    func slots(under maxExtensions: Int64) -> Int64 {
+        slotsCap == nil || slotsCap == maxExtensions ? slots : 0
     }
 }
 

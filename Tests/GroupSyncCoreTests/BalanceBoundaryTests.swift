@@ -117,6 +117,32 @@ import Testing
         #expect(granted <= 2, "\(granted) extensions granted under a cap of 2")
     }
 
+    /// A day is over, and one device never drew on it (its daemon was stopped all day); the daily base changes
+    /// the day after. Its allowance for that day is still that day's share: at the new base, the refund of
+    /// its unused share to the device that overspent made (raise) or destroyed (cut) 10 earned minutes
+    /// (found by review).
+    @Test func aPastDayNobodyDrewOnKeepsTheBaseItHad() {
+        for newBase in [30.0, 100, 10] {
+            let devices = pairedDevices(2)
+            let (a, b) = (devices[0], devices[1])
+            a.act(at: noon - 2 * day) { $0.setDailyBase(minutes: 30) }
+            syncAll(devices, at: noon - day)
+            for d in devices { d.act(at: noon - day) { $0.register() } }
+            settle(devices, at: noon - day)
+            // Today (the day under test): a is stopped; b, apart, earns 25 and spends 40, its 15 of the day and 25 earned.
+            b.act(at: noon) { $0.earn(25 * minute, reason: "push-ups") }
+            #expect(b.act(at: noon) { $0.spend(40 * minute) } == 40 * minute)
+            // Tomorrow: the base changes, then they meet.
+            a.act(at: noon + day) { $0.setDailyBase(minutes: newBase) }
+            settle(devices, at: noon + day)
+            for device in devices {
+                // a's 15 unused minutes of the day paid 15 of b's overflow: 10 earned minutes were spent.
+                #expect(device.summary(at: noon + day).earnedMs == 15 * minute, "base changed to \(newBase)")
+            }
+            #expect(a.summary(at: noon + day).allowanceMs == Int64(newBase) * minute, "the new base counts from its day")
+        }
+    }
+
     /// A device that joins from a new store inherits its old epochs' slices from the day after the latest day
     /// its clock may already have turned to: the old store's day turns up to the clock margin early, and may
     /// have drawn the next day's share already.

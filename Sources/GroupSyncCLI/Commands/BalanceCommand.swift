@@ -30,7 +30,7 @@ enum BalanceCommand: Command {
                            dayEndMillis, devices, waitingForPairedDevices
           policy           show the policy, or change the given fields (shared by all devices); a raise
                            of the daily base counts at once, a cut from the next day for allowance
-                           devices already drew today
+                           devices already drew today; days already over keep the base they had
             --daily-base M       minutes of allowance per day (default 0)
             --extension M        minutes one puzzle extension adds (default 5)
             --max-extensions N   extensions allowed per day (default 5); a change counts at once,
@@ -88,9 +88,7 @@ enum BalanceCommand: Command {
 
     private static func policy(_ arguments: ParsedArguments, _ invocation: Invocation) throws(CLIError) {
         var writes: [String: Value] = [:]
-        if let text = arguments.value("--daily-base") {
-            writes[BalancePolicy.Key.dailyBase] = .double(try minutes(text, flag: "--daily-base", allowZero: true))
-        }
+        let dailyBase = try arguments.value("--daily-base").map { text throws(CLIError) in try minutes(text, flag: "--daily-base", allowZero: true) }
         if let text = arguments.value("--extension") {
             writes[BalancePolicy.Key.extensionSize] = .double(try minutes(text, flag: "--extension", allowZero: true))
         }
@@ -110,7 +108,11 @@ enum BalanceCommand: Command {
                 try session.context.store.update(suite: BalanceSuite.name, writing: { _ throws(StoreError) in (writes, ()) })
             } catch { throw error.asCLIError }
         }
-        let (policy, summary) = try session.update { ($0.ledger.policy, $0.summary) }
+        let (policy, summary) = try session.update { book in
+            // Through the book, after a new zone: the change is dated today there, for the days before it.
+            if let dailyBase { book.setDailyBase(minutes: dailyBase) }
+            return (book.ledger.policy, book.summary)
+        }
         if summary.allowanceMs > policy.dailyBaseMs {
             Console.error("note: today's allowance stays \(BalanceFormatting.minutes(summary.allowanceMs)) min, already issued to devices; the daily base applies from tomorrow")
         }

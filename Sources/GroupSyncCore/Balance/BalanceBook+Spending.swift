@@ -32,6 +32,11 @@ extension BalanceBook {
         ledger.setEarned(record, of: me)
     }
 
+    /// Changes the daily base from today, in the policy's zone: the days before keep the base they had.
+    public mutating func setDailyBase(minutes: Double) {
+        ledger.setDailyBase(minutes: minutes, changedOn: today)
+    }
+
     public enum ExtendOutcome: Equatable, Sendable {
         /// Granted: now `extensionsToday` of `max`, adding `addedMs`.
         case granted(extensionsToday: Int64, max: Int64, addedMs: Int64)

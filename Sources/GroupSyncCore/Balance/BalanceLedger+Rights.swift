@@ -70,11 +70,11 @@ extension BalanceLedger {
 
     /// The allowance `account` draws for `day`: its recorded draw, raised on `today` to the current
     /// policy's share (a raise is always safe; a cut never shrinks what was drawn). Unrecorded days
-    /// count at the current share.
+    /// count at the share of the base in force that day (`BalancePolicy.dailyBaseMs(on:)`).
     public func allowanceDrawMs(of account: BalanceAccount, on day: CivilDate, today: CivilDate) -> Int64 {
         let record = days[account]?[day]
         if let record, day != today { return record.allowanceMs }
-        return max(record?.allowanceMs ?? 0, slices(of: account, on: day).share(of: policy.dailyBaseMs))
+        return max(record?.allowanceMs ?? 0, slices(of: account, on: day).share(of: policy.dailyBaseMs(on: day)))
     }
 
     /// The extension slots `account` draws for `day`: today, its share of the cap in force, a cut included.

@@ -88,6 +88,16 @@ public struct BalanceLedger: Sendable {
         writes[Self.quotaKey(account)] = .array(gifts[account]!.map(\.value))
     }
 
+    /// Sets the daily base, keeping the base it replaces for the days before `day` (`DailyBaseChange`).
+    mutating func setDailyBase(minutes: Double, changedOn day: CivilDate) {
+        guard let ms = BalanceAmount.millis(minutes: minutes, in: BalancePolicy.minutesRange) else { return }
+        writes[BalancePolicy.Key.dailyBase] = .double(minutes)
+        guard ms != policy.dailyBaseMs else { return }
+        policy.dailyBaseChanges = Array((policy.dailyBaseChanges + [DailyBaseChange(day: day, beforeMs: policy.dailyBaseMs)]).suffix(DailyBaseChange.kept))
+        policy.dailyBaseMs = ms
+        writes[BalancePolicy.Key.dailyBaseChanges] = .array(policy.dailyBaseChanges.map(\.value))
+    }
+
     mutating func setDayRecord(_ record: DeviceDayRecord, of account: BalanceAccount, day: CivilDate) {
         days[account, default: [:]][day] = record
         writes[Self.dayKey(account, day)] = record.value

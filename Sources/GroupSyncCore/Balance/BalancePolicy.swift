@@ -10,8 +10,17 @@ public struct BalancePolicy: Equatable, Sendable {
     public var extensionMs: Int64
     public var maxExtensions: Int64
     public var timeZone: String
+    /// The changes of the daily base, oldest first (`DailyBaseChange`): a day that is over and that a
+    /// device never drew on counts at the base of that day, not at today's.
+    public var dailyBaseChanges: [DailyBaseChange] = []
 
     public static let standard = BalancePolicy(dailyBaseMs: 0, extensionMs: 5 * 60_000, maxExtensions: 5, timeZone: "UTC")
+
+    /// The daily base in force on `day`: the base before the first change made on a later day, or the
+    /// current one.
+    public func dailyBaseMs(on day: CivilDate) -> Int64 {
+        dailyBaseChanges.first { $0.day > day }?.beforeMs ?? dailyBaseMs
+    }
 
     public init(dailyBaseMs: Int64, extensionMs: Int64, maxExtensions: Int64, timeZone: String) {
         self.dailyBaseMs = dailyBaseMs
@@ -29,6 +38,7 @@ public struct BalancePolicy: Equatable, Sendable {
         public static let extensionSize = "policy.extensionMinutes"
         public static let maxExtensions = "policy.maxExtensions"
         public static let timeZone = "policy.timezone"
+        public static let dailyBaseChanges = "policy.dailyBaseChanges"
     }
 
     /// Reads the policy keys of the balance suite; a missing or mistyped key keeps its default.
@@ -45,6 +55,41 @@ public struct BalancePolicy: Equatable, Sendable {
         if let v = millis(Key.extensionSize) { policy.extensionMs = v }
         if case .int(let n)? = values[Key.maxExtensions], Self.maxExtensionsRange.contains(n) { policy.maxExtensions = n }
         if case .string(let tz)? = values[Key.timeZone], !tz.isEmpty { policy.timeZone = tz }
+        if case .array(let items)? = values[Key.dailyBaseChanges] {
+            // Sorted by day, stably: of several changes on one day, the first one's `before` held until then.
+            policy.dailyBaseChanges = items.compactMap(DailyBaseChange.init).enumerated()
+                .sorted { ($0.element.day, $0.offset) < ($1.element.day, $1.offset) }.map(\.element)
+        }
         self = policy
+    }
+}
+
+/// One change of the daily base: made on `day` (in the policy's zone), where the base had been `beforeMs`.
+/// Without it, a day a device never drew on (its daemon stopped all day) was drawn later at the base of the
+/// day it was looked at: a base raised or cut after the day made or took away minutes that day had given
+/// (found by review: a refund of a day's unused allowance, or usage reported late, at the new base).
+public struct DailyBaseChange: Equatable, Sendable {
+    public var day: CivilDate
+    public var beforeMs: Int64
+
+    public init(day: CivilDate, beforeMs: Int64) {
+        self.day = day
+        self.beforeMs = beforeMs
+    }
+
+    /// The history keeps this many changes, the latest: days before the earliest one kept count at its `before`.
+    public static let kept = 64
+
+    var value: Value { .dictionary(["day": .string(day.description), "beforeMinutes": .double(BalanceAmount.minutes(beforeMs))]) }
+
+    init?(_ value: Value) {
+        guard case .dictionary(let d) = value, case .string(let text)? = d["day"], let day = CivilDate(parsing: text) else { return nil }
+        let minutes: Double? = switch d["beforeMinutes"] {
+        case .double(let m)?: m
+        case .int(let m)?: Double(m)
+        default: nil
+        }
+        guard let minutes, let ms = BalanceAmount.millis(minutes: minutes, in: BalancePolicy.minutesRange) else { return nil }
+        self.init(day: day, beforeMs: ms)
     }
 }

@@ -143,6 +143,29 @@ import Testing
         }
     }
 
+    /// The base's history as stored: entries out of order or malformed (a hostile or damaged record) are sorted or
+    /// left out, and each past day reads the base it had.
+    @Test func theDailyBaseOfAPastDayComesFromTheStoredChanges() {
+        let d1 = CivilDate(year: 2026, month: 3, day: 1)!, d5 = CivilDate(year: 2026, month: 3, day: 5)!
+        let policy = BalancePolicy(values: [
+            BalancePolicy.Key.dailyBase: .double(100),
+            BalancePolicy.Key.dailyBaseChanges: .array([
+                .dictionary(["day": .string("2026-03-05"), "beforeMinutes": .double(30)]),
+                .dictionary(["day": .string("2026-03-01"), "beforeMinutes": .int(0)]),
+                .dictionary(["day": .string("2026-03-05"), "beforeMinutes": .double(45)]),
+                .dictionary(["day": .string("not a day"), "beforeMinutes": .double(7)]),
+                .dictionary(["day": .string("2026-03-03"), "beforeMinutes": .double(-5)]),
+                .dictionary(["day": .string("2026-03-04"), "beforeMinutes": .double(99_999)]),
+                .string("garbage"),
+            ]),
+        ])
+        #expect(policy.dailyBaseChanges.count == 3)
+        #expect(policy.dailyBaseMs(on: d1.previous) == 0, "before the first change")
+        #expect(policy.dailyBaseMs(on: d1) == 30 * minute && policy.dailyBaseMs(on: d5.previous) == 30 * minute)
+        #expect(policy.dailyBaseMs(on: d5) == 100 * minute, "two changes on one day: the first one's before held until it")
+        #expect(policy.dailyBaseMs(on: d5.next) == 100 * minute)
+    }
+
     /// A device that joins from a new store inherits its old epochs' slices from the day after the latest day
     /// its clock may already have turned to: the old store's day turns up to the clock margin early, and may
     /// have drawn the next day's share already.

@@ -44,13 +44,7 @@ public struct BalancePolicy: Equatable, Sendable {
     /// Reads the policy keys of the balance suite; a missing or mistyped key keeps its default.
     init(values: [String: Value]) {
         var policy = BalancePolicy.standard
-        func millis(_ key: String) -> Int64? {
-            switch values[key] {
-            case .double(let d)?: BalanceAmount.millis(minutes: d, in: Self.minutesRange)
-            case .int(let i)?: BalanceAmount.millis(minutes: Double(i), in: Self.minutesRange)
-            default: nil
-            }
-        }
+        func millis(_ key: String) -> Int64? { Self.millis(minutes: values[key]) }
         if let v = millis(Key.dailyBase) { policy.dailyBaseMs = v }
         if let v = millis(Key.extensionSize) { policy.extensionMs = v }
         if case .int(let n)? = values[Key.maxExtensions], Self.maxExtensionsRange.contains(n) { policy.maxExtensions = n }
@@ -61,6 +55,15 @@ public struct BalancePolicy: Equatable, Sendable {
                 .sorted { ($0.element.day, $0.offset) < ($1.element.day, $1.offset) }.map(\.element)
         }
         self = policy
+    }
+
+    /// A stored number of minutes (a double, or an int) in `minutesRange`, as milliseconds.
+    static func millis(minutes value: Value?) -> Int64? {
+        switch value {
+        case .double(let d)?: BalanceAmount.millis(minutes: d, in: minutesRange)
+        case .int(let i)?: BalanceAmount.millis(minutes: Double(i), in: minutesRange)
+        default: nil
+        }
     }
 }
 
@@ -83,13 +86,8 @@ public struct DailyBaseChange: Equatable, Sendable {
     var value: Value { .dictionary(["day": .string(day.description), "beforeMinutes": .double(BalanceAmount.minutes(beforeMs))]) }
 
     init?(_ value: Value) {
-        guard case .dictionary(let d) = value, case .string(let text)? = d["day"], let day = CivilDate(parsing: text) else { return nil }
-        let minutes: Double? = switch d["beforeMinutes"] {
-        case .double(let m)?: m
-        case .int(let m)?: Double(m)
-        default: nil
-        }
-        guard let minutes, let ms = BalanceAmount.millis(minutes: minutes, in: BalancePolicy.minutesRange) else { return nil }
+        guard case .dictionary(let d) = value, case .string(let text)? = d["day"], let day = CivilDate(parsing: text),
+              let ms = BalancePolicy.millis(minutes: d["beforeMinutes"]) else { return nil }
         self.init(day: day, beforeMs: ms)
     }
 }

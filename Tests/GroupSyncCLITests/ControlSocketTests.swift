@@ -22,6 +22,46 @@ import Testing
         #expect(try fresh.cli.run("status").stdout.contains("running, listening on"))
     }
 
+    /// Found by review: with the daemon stopped (SIGSTOP, Ctrl-Z) and its listen queue full, `notify`, `status`,
+    /// `fire` and `balance spend` hung in `connect` for good. The command's 5 s deadline covers connecting.
+    @Test func aCommandGivesUpOnADaemonThatAcceptsNothing() throws {
+        let folder = TemporaryFolder()
+        let device = try TestDevice("a", in: folder)
+        // A socket that listens and never accepts, its queue filled: what a stopped daemon's becomes.
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let path = Array((device.cli.home + "/control.sock").utf8)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, byte) in path.enumerated() { raw[i] = byte }
+        }
+        func connectOrBind(_ fd: Int32, bind: Bool) -> Int32 {
+            withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                    bind ? Glibc.bind(fd, pointer, socklen_t(MemoryLayout<sockaddr_un>.size))
+                        : Glibc.connect(fd, pointer, socklen_t(MemoryLayout<sockaddr_un>.size))
+                }
+            }
+        }
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        #expect(connectOrBind(listener, bind: true) == 0 && listen(listener, 0) == 0)
+        var queued: [Int32] = []
+        while queued.count < 64 {
+            let client = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            _ = fcntl(client, F_SETFL, O_NONBLOCK)
+            guard connectOrBind(client, bind: false) == 0 else { close(client); break }
+            queued.append(client)
+        }
+        defer { for fd in queued + [listener] { close(fd) } }
+        #expect(queued.count < 64, "the queue filled")
+
+        let started = Date()
+        let result = try device.cli.run(["timeout", "-s", "KILL", "30", GroupSyncBinary.path, "notify", "post", "--id", "x", "--title", "t"],
+                                        executable: "/usr/bin/env")
+        let seconds = Date().timeIntervalSince(started)
+        #expect(seconds < 15, "exit \(result.status) after \(seconds) s")
+        #expect(result.status == 3 && result.stderr.contains("daemon"), "\(result.status) \(result.stderr)")
+    }
+
     @Test func clientsWriteAndReadThroughTheDaemon() throws {
         let folder = TemporaryFolder()
         let device = try TestDevice("a", in: folder)

@@ -14,6 +14,12 @@ public final class ControlConnection {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return nil }
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        // The deadline covers connecting and sending too: a daemon that is stopped (SIGSTOP, Ctrl-Z) accepts
+        // nothing, and once its listen queue is full a blocking `connect` waited for good (found by review:
+        // `status`, `fire`, `notify` and `balance spend` all hung). A UNIX socket's connect waits at most its
+        // send timeout.
+        var deadline = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
+        _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &deadline, socklen_t(MemoryLayout<timeval>.size))
         var address = UnixSocketAddress.make(home.path + "/control.sock")
         let connected = address.isValid && withUnsafePointer(to: &address.storage) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }

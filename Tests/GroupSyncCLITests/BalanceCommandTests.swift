@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import GroupSyncCore
+import GroupSyncTestSupport
 
 /// `groupsync balance` on one device: output, JSON fields, refusals and exit codes.
 @Suite struct BalanceCommandTests {
@@ -79,6 +80,25 @@ import GroupSyncCore
         let tiny = try cli.run("balance", "spend", "0.001")
         #expect(tiny.stdout.hasPrefix("spent 0.001 of 0.001 min; 5 min remaining"), "\(tiny.stdout)")
         #expect(try json("balance", "--json")["spentTodayMinutes"] == .double(12.501))
+    }
+
+    /// Found by review: a balance command stopped (SIGSTOP, Ctrl-Z) while it held the device's balance lock
+    /// held every later `spend` and `usage record` for good. They wait 15 s for it, then fail naming the holder.
+    @Test func aStuckHolderOfTheBalanceLockIsNamedNotWaitedForForever() throws {
+        try cli.run("init")
+        try cli.run("balance", "policy", "--daily-base", "30")
+        let holder = try ChildProcess("/usr/bin/flock", [cli.home + "/balance.lock", "/bin/sh", "-c", "echo held; read line"], stdin: .pipe, stdout: .pipe)
+        defer { holder.terminate() }
+        #expect(try holder.readLine() == "held")
+        let started = Date()
+        let spend = try cli.run(["timeout", "-s", "KILL", "60", GroupSyncBinary.path, "balance", "spend", "1"], executable: "/usr/bin/env")
+        let seconds = Date().timeIntervalSince(started)
+        #expect(spend.status == 3 && seconds < 30, "exit \(spend.status) after \(seconds) s")
+        #expect(spend.stderr.contains("another command of this device, flock (pid ") && spend.stderr.contains("has held"), "\(spend.stderr)")
+        #expect(try json("balance", "--json")["spentTodayMinutes"] == .double(0), "nothing spent")
+        holder.closeInput()
+        _ = holder.waitForExit()
+        #expect(try cli.run("balance", "spend", "1").stdout.hasPrefix("spent 1 of 1 min"))
     }
 
     @Test func badInputIsRefusedWithExitCode2AndNothingWritten() throws {

@@ -1,14 +1,31 @@
 import Glibc
+import GroupSyncStore
 
 /// An advisory lock on a file in the home, held while a body runs: commands of one device that must not
 /// overlap take turns on it (two `init`s on a fresh home; balance commands that ask peers for rights). A
 /// process killed while holding it lets go with its descriptors.
 enum HomeLock {
+    /// The longest a command waits for the lock. Its holders hold it for seconds at most (a balance command
+    /// waits up to 2 s for peers), so this lets a queue of them pass; a holder that is stopped (SIGSTOP,
+    /// Ctrl-Z) held every later `spend` and `usage record` for good (found by review).
+    static let maxWaitMillis: Int64 = 15_000
+
     static func exclusively<T>(_ path: String, _ body: () throws(CLIError) -> T) throws(CLIError) -> T {
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .failure("cannot lock \(path): \(String(cString: strerror(errno)))") }
         defer { close(fd) }  // which also lets go of the lock
-        while flock(fd, LOCK_EX) != 0 && errno == EINTR {}
+        // Tried without blocking, and again every 20 ms while another command holds it (only while waiting).
+        var waitedMillis: Int64 = 0
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR else { throw .failure("cannot lock \(path): \(String(cString: strerror(errno)))") }
+            guard waitedMillis < maxWaitMillis else {
+                let holders = LockHolders.processes(writeLocking: path, kind: .flock).map { "\($0.name) (pid \($0.pid))" }
+                throw .failure("another command of this device" + (holders.isEmpty ? "" : ", " + holders.joined(separator: ", ") + ",")
+                               + " has held \(path) for \(maxWaitMillis / 1000) s: it may be stopped (SIGSTOP, Ctrl-Z); resume or end it, then try again")
+            }
+            usleep(20_000)
+            waitedMillis += 20
+        }
         return try body()
     }
 

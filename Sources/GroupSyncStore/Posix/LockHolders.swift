@@ -2,13 +2,13 @@ import Glibc
 
 /// Which other processes hold a write lock on a file, read from `/proc/locks`: to name who a waiting write
 /// waits for. Best effort: a holder in another PID namespace, or no `/proc`, gives an empty answer.
-enum LockHolders {
+public enum LockHolders {
     /// `flock` locks (the store's writer lock), or POSIX record locks (SQLite's, on the log's shared index).
-    enum Kind: String { case flock = "FLOCK", posix = "POSIX" }
+    public enum Kind: String, Sendable { case flock = "FLOCK", posix = "POSIX" }
 
-    struct Holder: Equatable { let pid: Int32; let name: String }
+    public struct Holder: Equatable, Sendable { public let pid: Int32; public let name: String }
 
-    static func processes(writeLocking path: String, kind: Kind) -> [Holder] {
+    public static func processes(writeLocking path: String, kind: Kind) -> [Holder] {
         var info = stat()
         guard stat(path, &info) == 0, let table = readText("/proc/locks") else { return [] }
         let device = UInt64(info.st_dev)

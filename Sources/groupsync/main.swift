@@ -1,6 +1,14 @@
 import GroupSyncCLI
 import Glibc
 
+// Descriptors 0–2 left closed by whoever started us (`status >&-`, `serve 2>&-`) would be taken by the next
+// files opened, the store's writer lock among them, and what was meant for the terminal would be written
+// into them (found by review: `serve 2>&-` appended its whole log to the lock file). /dev/null takes their
+// places first.
+for fd: Int32 in 0...2 where fcntl(fd, F_GETFD) == -1 {
+    _ = open("/dev/null", O_RDWR)
+}
+
 var environment: [String: String] = [:]
 var cursor = environ
 while let entry = cursor.pointee {

@@ -9,6 +9,26 @@ import Testing
     var home: String { folder.path + "/home" }
     var cli: GroupSyncBinary { GroupSyncBinary(home: home) }
 
+    /// Found by review: a standard descriptor left closed by the caller was taken by a file of the home, and
+    /// what was meant for it written there: `status >&-` put its report in the store's writer lock file, and
+    /// `serve 2>&-` its whole log.
+    @Test func closedStandardDescriptorsAreNotWrittenIntoTheHome() throws {
+        try cli.run("init")
+        let environment = ProcessInfo.processInfo.environment.merging(["GROUPSYNC_HOME": home]) { $1 }
+        let status = try ChildProcess.run("/bin/sh", ["-c", #"exec "$0" status >&-"#, GroupSyncBinary.path], environment: environment)
+        #expect(status.status == 0)
+        let serve = try ChildProcess("/bin/sh", ["-c", #"exec "$0" serve --listen 127.0.0.1:0 2>&-"#, GroupSyncBinary.path], environment: environment)
+        let deadline = Date().addingTimeInterval(10)
+        while try !cli.run("status").stdout.contains("running, listening"), Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        try cli.run("set", "s", "k", "v")
+        #expect(serve.terminate() == .exited(0))
+        let files = try FileManager.default.contentsOfDirectory(atPath: home)
+        for file in files where !file.hasPrefix("store.db") || file.hasSuffix("-writer") {
+            let text = (try? String(contentsOfFile: home + "/" + file, encoding: .utf8)) ?? ""
+            #expect(!text.contains("device ") && !text.contains("event="), "\(file) holds output: \(text.prefix(200))")
+        }
+    }
+
     @Test func everyCommandHasHelp() throws {
         let overview = try cli.run("--help")
         #expect(overview.status == 0)

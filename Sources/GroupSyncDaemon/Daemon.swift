@@ -87,7 +87,8 @@ public final class Daemon: @unchecked Sendable {
         self.startName = deviceName
         self.log = DaemonLog(clock: WallClock.nowMillis)
         LockWait.notice = { [log] in log.write("event=store-lock-waiting detail=\"\($0)\"") }
-        self.throttled = LogThrottle(log: log, clock: monotonicMillis)
+        let throttled = LogThrottle(log: log, clock: monotonicMillis)
+        self.throttled = throttled
         self.boundAddress = configuration.listen
         self.boundAddresses = [configuration.listen]
         DescriptorLimit.raise()
@@ -98,7 +99,10 @@ public final class Daemon: @unchecked Sendable {
             }
             reader = try Store(path: configuration.home.storePath, device: certificate.deviceID)
             let writer = try Store(path: configuration.home.storePath, device: certificate.deviceID)
-            let signal = ChangeSignal(home: configuration.home)
+            let signal = ChangeSignal(home: configuration.home) { problem in
+                throttled.write(key: "change-signal", "event=change-signal-failed error=\"\(problem)\" action=\"peers and watchers hear of the commit with the next one that signals\"")
+            }
+            signal.openNow()
             changeSignal = signal
             writer.didCommit = { signal.post() }
             committer = GroupCommitter(store: writer)

@@ -388,6 +388,29 @@ import Testing
         #expect(try cli.run("status").status == 0, "served again once descriptors are free")
     }
 
+    /// Found by review: a daemon that first signalled a commit once every descriptor was taken (here by idle
+    /// control clients) could not open the signal file, and said nothing: a change from one peer was stored
+    /// but reached neither its other peer nor a `watch`. The file is opened when the daemon starts.
+    @Test func aDaemonOutOfDescriptorsStillPassesAPeersChangeOn() throws {
+        let folder = TemporaryFolder()
+        let hub = try TestDevice("hub", in: folder), p1 = try TestDevice("p1", in: folder), p2 = try TestDevice("p2", in: folder)
+        for device in [hub, p1, p2] { try device.start() }
+        for peer in [p1, p2] {
+            try hub.pair(with: peer)
+            try peer.pair(with: hub)
+        }
+        #expect(try hub.awaitConnected(to: p1) && hub.awaitConnected(to: p2))
+        let pid = try #require(hub.daemon?.pid)
+        let open = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count
+        _ = try ChildProcess("/usr/bin/prlimit", ["--pid", String(pid), "--nofile=\(open + 6):\(open + 6)"]).waitForExit()
+        var held: [UnixClient] = []
+        for _ in 0..<40 { if let client = try? UnixClient(path: hub.cli.home + "/control.sock") { held.append(client) } }
+        usleep(300_000)
+        defer { held.removeAll() }
+        try p1.cli.run("set", "group.test", "k", "from p1")
+        #expect(try p2.await("k", equals: "from p1", timeout: 10) != nil, "\(hub.log)")
+    }
+
     /// Found by review: with the descriptor limit lowered below what the daemon already holds, giving up its
     /// reserve descriptor does not let it take a waiting connection either, and its loop spun at full CPU.
     @Test func aLimitLoweredBelowTheDescriptorsHeldDoesNotSpinTheDaemon() throws {

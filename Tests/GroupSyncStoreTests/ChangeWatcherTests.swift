@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import GroupSyncStore
 
@@ -15,6 +16,17 @@ import Testing
     }
 
     /// The store's own log lives in the home and is written at every commit: writing it wakes no one.
+    /// A signal that reaches no watcher says why, to whoever asked (the daemon logs it), instead of nothing.
+    @Test func aSignalThatCannotBeMadeSaysWhy() throws {
+        let folder = TemporaryFolder()
+        let problems = Mutex<[String]>([])
+        let signal = ChangeSignal(home: Home(path: folder.path + "/gone/home")) { problem in problems.withLock { $0.append(problem) } }
+        signal.openNow()
+        signal.post()
+        let said = problems.withLock { $0 }
+        #expect(said.count == 2 && said.allSatisfy { $0.contains("gone/home/signal") && $0.contains("No such file or directory") }, "\(said)")
+    }
+
     @Test func writesToTheHomesOtherFilesDoNotWakeIt() throws {
         let folder = TemporaryFolder()
         let home = Home(path: folder.path)

@@ -16,7 +16,8 @@ import Testing
 
     @Test func theInstalledUnitStartsTheInstalledDaemonAndSIGTERMStopsItCleanly() throws {
         let folder = TemporaryFolder()
-        let prefix = folder.path + "/prefix"
+        // A space, & and | (which a sed replacement misread) and % (a systemd specifier) in the path, found by review.
+        let prefix = folder.path + "/my prefix & a|b 50%off"
         let installed = try installScript("install", GroupSyncBinary.path, prefix)
         #expect(installed.status == 0, "\(installed.errors)")
         let binary = prefix + "/bin/groupsync", unitPath = prefix + "/lib/systemd/user/groupsync.service"
@@ -25,7 +26,7 @@ import Testing
         #expect(FileManager.default.isExecutableFile(atPath: binary))
         let unit = try String(contentsOfFile: unitPath, encoding: .utf8)
         let execStart = try #require(unit.split(separator: "\n").first { $0.hasPrefix("ExecStart=") }).dropFirst("ExecStart=".count)
-        #expect(execStart == "\(binary) serve")
+        #expect(execStart == "\"\(binary.replacingOccurrences(of: "%", with: "%%"))\" serve")
 
         // systemd's own reading of the unit where it lies. It exits 0 even for a key or value it ignores, and
         // says so on stderr: both must be quiet.
@@ -36,12 +37,14 @@ import Testing
             print("skipped systemd-analyze verify: systemd is not installed")
         }
 
-        // The unit's command as systemd runs it (split on spaces, no shell), in an initialised home; a free
-        // port, as the default 22100 may be taken on a test machine.
+        // The unit's command as systemd runs it (the quoted path unquoted, %% read as %, the rest split on
+        // spaces, no shell), in an initialised home; a free port, as the default 22100 may be taken on a test machine.
         let home = folder.path + "/home"
         let cli = GroupSyncBinary(home: home)
         #expect(try cli.run(["init", "--name", "installed"], executable: binary).status == 0)
-        let words = execStart.split(separator: " ").map(String.init)
+        let quoted = execStart.dropFirst().prefix { $0 != "\"" }
+        let words = [quoted.replacingOccurrences(of: "%%", with: "%")] + execStart.dropFirst(quoted.count + 2).split(separator: " ").map(String.init)
+        #expect(words[0] == binary)
         let environment = ProcessInfo.processInfo.environment.merging(["GROUPSYNC_HOME": home]) { $1 }
         let daemon = try ChildProcess(words[0], Array(words.dropFirst()) + ["--listen", "127.0.0.1:0"], environment: environment)
         let deadline = Date().addingTimeInterval(10)
@@ -67,7 +70,9 @@ import Testing
 
     @Test func theScriptRefusesWhatItCannotInstall() throws {
         let folder = TemporaryFolder()
-        for arguments in [["install"], ["install", folder.path + "/missing", folder.path], ["install", GroupSyncBinary.path, "relative/prefix"], ["frobnicate"]] {
+        // systemd runs no binary whose path holds a quote or a backslash.
+        for arguments in [["install"], ["install", folder.path + "/missing", folder.path], ["install", GroupSyncBinary.path, "relative/prefix"], ["frobnicate"],
+                          ["install", GroupSyncBinary.path, folder.path + "/\"quoted\""], ["install", GroupSyncBinary.path, folder.path + "/back\\slash"]] {
             let refused = try ChildProcess.run("/bin/bash", [Self.root + "/Deploy/install.sh"] + arguments, stderr: .pipe)
             #expect(refused.status == 2 && !refused.errors.isEmpty, "\(arguments): \(refused.errors)")
         }

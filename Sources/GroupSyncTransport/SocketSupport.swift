@@ -62,6 +62,7 @@ enum SocketSupport {
             : getaddrinfo(host, String(port), &hints, &list)
         guard status == 0 else {
             let detail = status == EAI_SYSTEM ? errnoText() : String(cString: gai_strerror(status))
+            if status == EAI_AGAIN { throw .addressResolutionUnavailable(host: host, detail: detail) }
             throw .addressResolutionFailed(host: host, detail: detail)
         }
         defer { freeaddrinfo(list) }

@@ -30,6 +30,9 @@ public enum TransportError: Error, Equatable, Sendable, CustomStringConvertible 
 
     // Sockets.
     case addressResolutionFailed(host: String, detail: String)
+    /// The name service could not answer now (EAI_AGAIN: no network yet, a resolver down): unlike a name that
+    /// does not resolve, worth trying again later.
+    case addressResolutionUnavailable(host: String, detail: String)
     case connectFailed(host: String, port: UInt16, detail: String)
     case connectTimedOut(host: String, port: UInt16, after: Duration)
     case bindFailed(host: String, port: UInt16, detail: String)
@@ -77,6 +80,8 @@ public enum TransportError: Error, Equatable, Sendable, CustomStringConvertible 
             return "TLS handshake did not finish within \(after); the peer is too slow or not speaking TLS"
         case .addressResolutionFailed(let host, let detail):
             return "cannot resolve host '\(host)': \(detail); check the peer's address"
+        case .addressResolutionUnavailable(let host, let detail):
+            return "cannot resolve host '\(host)' now: \(detail); the network or its name service is not up yet"
         case .connectFailed(let host, let port, let detail):
             return "cannot connect to \(host) port \(port): \(detail)"
         case .connectTimedOut(let host, let port, let after):

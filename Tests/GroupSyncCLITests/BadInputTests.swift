@@ -73,6 +73,20 @@ import GroupSyncStore
         #expect(result.stderr.contains("control.sock") && result.stderr.contains("shorter path"), "\(result.stderr)")
     }
 
+    /// A name to listen on that cannot be looked up *now* (no network yet, as at login) is the environment's
+    /// failure, exit 3, which the unit retries; it exited 2, which the unit never retries (found by review).
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare"), "needs root and unshare"))
+    func aListenNameThatCannotBeLookedUpNowIsRetried() throws {
+        let folder = TemporaryFolder()
+        let cli = GroupSyncBinary(home: folder.path + "/home")
+        try cli.run("init")
+        // A network namespace of our own has no route to any name server: the lookup fails for now (EAI_AGAIN).
+        let result = try cli.run(["timeout", "-s", "KILL", "30", "/usr/bin/unshare", "-n", GroupSyncBinary.path, "serve", "--listen", "groupsync-test.example:0"],
+                                 executable: "/usr/bin/env")
+        #expect(result.status == 3, "\(result.status): \(result.stderr)")
+        #expect(result.stderr.contains("cannot resolve host 'groupsync-test.example' now"), "\(result.stderr)")
+    }
+
     /// `-h` after a positional is a value like any other single-dash word, not a help request that exits 0
     /// having written nothing; before one it still asks for help.
     @Test func aDashHValueIsStoredAndHelpStillWorksUpFront() throws {

@@ -65,7 +65,10 @@ public enum TransportError: Error, Equatable, Sendable, CustomStringConvertible 
         case .peerNotAllowed(let id):
             return "refused device \(id): it is not paired with this device. If you trust it, pair it by adding this device ID."
         case .unexpectedPeer(let expected, let presented):
-            return "expected device \(expected) but device \(presented) answered; check the address configured for that peer"
+            // A reinstalled device answers at its old address with a new ID: the message said only "check the
+            // address", and peers dialed the old ID there for good (found by review).
+            return "expected device \(expected) but device \(presented) answered; check the address configured for that peer, "
+                + "or, if that device was set up anew, pair it again: 'groupsync peer remove \(expected.short)', then 'groupsync peer add \(presented)'"
         case .peerPresentedNoCertificate:
             // Also what a client whose certificate has another kind of key looks like: only Ed25519 signatures
             // are offered, so it sends none (found by an independent implementation of the protocol).

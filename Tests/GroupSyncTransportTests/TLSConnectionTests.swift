@@ -127,6 +127,9 @@ final class TLSConnectionTests: XCTestCase {
                                                               context: client.context, expectedPeer: other.id,
                                                               timeout: .seconds(5)))
         XCTAssertEqual(error, .unexpectedPeer(expected: other.id, presented: server.id))
+        // A reinstalled device answers so too: the client's message says how to pair it again.
+        XCTAssertTrue(error?.description.contains("'groupsync peer remove \(other.id.short)', then 'groupsync peer add \(server.id)'") == true,
+                      error?.description ?? "")
         // The server is told it was dialed for another device, not advised to pair one it has paired.
         let serverSide = try XCTUnwrap(listener.nextOutcome()?.failure)
         guard case .dialedForAnotherDevice(_, let ours) = serverSide else { return XCTFail("server saw \(serverSide)") }

@@ -67,10 +67,23 @@ import GroupSyncStore
     @Test func aHomeTooLongForTheControlSocketIsTheCommandLinesMistake() throws {
         let folder = TemporaryFolder()
         let cli = GroupSyncBinary(home: folder.path + "/" + String(repeating: "h", count: 110))
-        try cli.run("init")
+        // `init` says so at once, and the other commands work in it.
+        let initialised = try cli.run("init")
+        #expect(initialised.status == 0 && initialised.stderr.contains("too long for the daemon's control socket"), "\(initialised.stderr)")
+        #expect(try cli.run("set", "s", "k", "v").status == 0)
         let result = try cli.run(["timeout", "-s", "KILL", "10", GroupSyncBinary.path, "serve", "--listen", "127.0.0.1:0"], executable: "/usr/bin/env")
         #expect(result.status == 2, "\(result.status): \(result.stderr)")
         #expect(result.stderr.contains("control.sock") && result.stderr.contains("shorter path"), "\(result.stderr)")
+    }
+
+    /// A home too long for SQLite's paths is refused before anything is made: `init` failed halfway with "unable
+    /// to open database file", a key and certificate left behind (found by review).
+    @Test func aHomeTooLongForTheStoreIsRefusedBeforeAnythingIsMade() throws {
+        let folder = TemporaryFolder()
+        let home = folder.path + "/" + (0..<3).map { _ in String(repeating: "h", count: 200) }.joined(separator: "/")
+        let result = try GroupSyncBinary(home: home).run("init")
+        #expect(result.status == 2 && result.stderr.contains("the home's path is too long") && result.stderr.contains("SQLite"), "\(result.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty, "nothing made")
     }
 
     /// A name to listen on that cannot be looked up *now* (no network yet, as at login) is the environment's

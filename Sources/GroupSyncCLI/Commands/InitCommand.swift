@@ -27,6 +27,13 @@ enum InitCommand: Command {
         if let name = arguments.value("--name") {
             guard DeviceName.isValid(name) else { throw .badInput("--name must be 1 to \(DeviceName.maxBytes) bytes without control characters") }
         }
+        // SQLite opens no path of 512 bytes or more, and a store is first built under a longer temporary name:
+        // said here, before anything is made, where it failed halfway with "unable to open database file",
+        // leaving a key and certificate behind (found by review).
+        let building = home.storePath + ".new-4294967295-4294967295"
+        guard building.utf8.count < 512 else {
+            throw .badInput("the home's path is too long (\(home.path.utf8.count) bytes): its store would need a path of \(building.utf8.count), and SQLite opens none of 512 bytes or more; choose a shorter --home")
+        }
         do { try home.create() } catch { throw .failure(error.description) }
         // The whole of it under the init lock: a command run meanwhile that finds the home unfinished (a key
         // without its certificate yet, no store yet) waits for it instead of calling the home damaged or
@@ -47,6 +54,12 @@ enum InitCommand: Command {
             return (certificate, created)
         }
         Console.error(created ? "created device \(certificate.deviceID.short) in \(home.path)" : "kept the existing device identity in \(home.path)")
+        // Every other command works in such a home; only the daemon needs the socket (found by review: nothing
+        // said so until `serve` refused it).
+        let socket = home.path + "/control.sock"
+        if socket.utf8.count >= 108 {
+            Console.error("note: this home's path is too long for the daemon's control socket (\(socket.utf8.count) bytes, a Unix socket takes at most 107): 'groupsync serve' will refuse it; choose a shorter --home to run the daemon")
+        }
         Console.out(certificate.deviceID.description)
     }
 

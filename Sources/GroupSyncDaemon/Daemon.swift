@@ -383,6 +383,7 @@ public final class Daemon: @unchecked Sendable {
         }
         let signal = changeSignal
         peerStore.didCommit = { signal.post() }
+        peerStore.mergesOnlyFromPairedPeers = true
         // A damaged row is left out of what this session sends, named in the log once a minute, and
         // everything else still replicates; the row itself stays as it is (nothing is repaired behind the
         // user's back), and a later write of that key replicates as usual.

@@ -89,6 +89,14 @@ extension Store {
         return (statement.string(0), statement.isNull(1) ? nil : statement.string(1))
     }
 
+    /// Whether `id` is paired now, as this connection reads the store (in a transaction: as of its start).
+    func isPaired(_ id: DeviceID) throws(StoreError) -> Bool {
+        let statement = try cached("SELECT 1 FROM peers WHERE device = ?1")
+        defer { statement.reset() }
+        statement.bind(1, id.bytes)
+        return try statement.step()
+    }
+
     /// A counter that moves whenever the paired devices change, so the daemon can tell at the cost of one
     /// small read whether it must re-read them after a commit.
     public func pairingVersion() throws(StoreError) -> Int64 { try readMetaInt("pairing_version") }

@@ -8,6 +8,9 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     case sqlite(code: Int32, message: String)
     case invalidEntry(String)
     case unsupportedSchema(path: String, version: Int64)
+    /// A peer's batch, merged only while the peer is paired (`Store.mergesOnlyFromPairedPeers`), came after it
+    /// was removed. The short device ID.
+    case peerNoLongerPaired(String)
 
     public var description: String {
         switch self {
@@ -19,6 +22,7 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
         case let .sqlite(code, message): "SQLite error \(code): \(message)"
         case let .invalidEntry(why): "invalid entry: \(why)"
         case let .unsupportedSchema(path, version): "the store \(path) has schema version \(version), newer than this groupsync understands; upgrade groupsync"
+        case let .peerNoLongerPaired(peer): "device \(peer) is no longer paired: its changes were not merged"
         }
     }
 }

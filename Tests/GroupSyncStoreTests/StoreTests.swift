@@ -262,6 +262,33 @@ import GroupSyncCore
         #expect(try store.watermark(peer: Self.other) == further.watermark)
     }
 
+    /// A daemon's session merges a peer's batch only while the peer is paired, checked in the merge's own
+    /// transaction: a batch merged after `peer remove` returned landed all the same (found by review).
+    @Test func aBatchFromAPeerRemovedMeanwhileIsNotMerged() throws {
+        let folder = TemporaryFolder()
+        let clock = ManualClock()
+        let store = try Store(path: folder.path + "/store.db", device: Self.me, physicalClock: clock.function)
+        store.mergesOnlyFromPairedPeers = true
+        try store.pair(PairedDevice(id: Self.other, name: "other", address: "127.0.0.1:1"))
+        func entry(_ key: String) -> Entry { Entry(suite: "s", key: key, value: .int(1), version: Version(hlc: HLC(wallMillis: clock.millis), origin: Self.other)) }
+        let reached = PeerWatermark(Watermark(storeID: "theirs", sequence: 5), peer: Self.other)
+        _ = try store.apply([entry("before")], physicalMillis: clock.millis, savingWatermark: reached)
+        #expect(try store.entry(suite: "s", key: "before") != nil)
+
+        // Removed by another connection (the `peer remove` command's).
+        let command = try Store(path: folder.path + "/store.db", device: Self.me, physicalClock: clock.function)
+        #expect(try command.unpair(Self.other))
+        let further = PeerWatermark(Watermark(storeID: "theirs", sequence: 9), peer: Self.other)
+        #expect(throws: StoreError.peerNoLongerPaired(Self.other.short)) {
+            try store.apply([entry("after")], physicalMillis: clock.millis, savingWatermark: further)
+        }
+        #expect(throws: StoreError.peerNoLongerPaired(Self.other.short)) {
+            try store.apply([], physicalMillis: clock.millis, savingWatermark: further)
+        }
+        #expect(try store.entry(suite: "s", key: "after") == nil)
+        #expect(try store.watermark(peer: Self.other) == reached.watermark, "not moved by the refused batches")
+    }
+
     @Test func theHeadAndThePairingVersionAreReadTogether() throws {
         let folder = TemporaryFolder()
         let store = try Store(path: folder.path + "/store.db", device: Self.me)

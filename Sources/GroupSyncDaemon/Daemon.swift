@@ -59,6 +59,11 @@ public final class Daemon: @unchecked Sendable {
     private nonisolated(unsafe) var lastKnown: [DeviceID: SessionStatus] = [:]
     /// Why the last dial or session with each peer failed, for `status`; removed when one ends without failing.
     private nonisolated(unsafe) var lastErrors: [DeviceID: String] = [:]
+    /// When each peer said it had removed this device (its goodbye), until a session with it is established
+    /// again: its later refusals are that removal, not a pairing never made, as their own message guesses.
+    private nonisolated(unsafe) var removedBy: [DeviceID: Int64] = [:]
+    /// The goodbye a removed peer hears, and by which it knows it was removed.
+    static let removedReason = "this device is no longer paired with you"
     private let allowed = AllowedPeers()
     private let admission = Admission()
     let throttled: LogThrottle
@@ -295,7 +300,7 @@ public final class Daemon: @unchecked Sendable {
         allowed.replace(with: Set(devices.map(\.id)))
         for connection in removed {
             log.write("event=peer-removed peer=\(connection.peer.short) action=disconnect")
-            connection.stop(reason: "this device is no longer paired with you")
+            connection.stop(reason: Self.removedReason)
         }
         // A new address for a peer we are connected with (`peer add` again: it moved) puts the session in doubt:
         // it may run over the network the peer has left, and would hold the dialer off the new address until it
@@ -453,6 +458,15 @@ public final class Daemon: @unchecked Sendable {
             // A peer removed meanwhile keeps no status: paired again, it starts afresh.
             guard paired[peer] != nil else { return nil }
             lastErrors[peer] = connection.status.failure
+            if case .peerSaidGoodbye(_, let text)? = connection.status.closeReason, text == Self.removedReason {
+                removedBy[peer] = WallClock.nowMillis()
+            } else if connection.wasEstablished {
+                removedBy[peer] = nil
+            } else if let removedAt = removedBy[peer], let failure = lastErrors[peer], failure.contains("refused the connection") {
+                // Found by review: "it has probably not paired this device yet", for a peer that had removed it.
+                lastErrors[peer] = "the peer removed this device at \(ISO8601.format(secondsSince1970: Double(removedAt) / 1000)) and refuses it since; "
+                    + "to sync again, pair this device on the peer once more ('groupsync peer add \(certificate.deviceID)' there)"
+            }
             let known = connection.status.carryingOver(from: lastKnown[peer])
             lastKnown[peer] = known
             return known

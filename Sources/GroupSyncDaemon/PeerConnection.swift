@@ -67,6 +67,8 @@ final class PeerConnection: @unchecked Sendable {
 
     var status: SessionStatus { lastStatus.withLock { $0 } }
     var isAlive: Bool { finished.locked { !isFinished } }
+    /// Whether the session got as far as established (read once `run` has returned).
+    var wasEstablished: Bool { sessionLock.withLock { _ in establishedTold } }
 
     /// Runs the connection on the calling thread until it ends (the writer gets its own thread).
     func run() {

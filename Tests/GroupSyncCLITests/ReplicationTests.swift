@@ -396,6 +396,11 @@ import GroupSyncCore
         Thread.sleep(forTimeInterval: 1)
         #expect(try b.get("k") == "1", "b no longer receives a's writes")
         #expect(a.log.contains("event=peer-removed"))
+        // b redials and is refused: its status says a removed it, not that a has "probably not paired" it yet
+        // (found by review).
+        func lastError(_ status: [String: Value]) -> String { if case .string(let text)? = status["lastError"] { text } else { "" } }
+        let removed = try b.peerStatus(a, once: { lastError($0).contains("the peer removed this device") }, timeout: 10)
+        #expect(lastError(removed).contains("pair this device on the peer once more ('groupsync peer add \(b.id)' there)"), "\(removed)\n\(b.log)")
     }
 
     @Test func aPeerKilledAndRestartedCatchesUp() throws {

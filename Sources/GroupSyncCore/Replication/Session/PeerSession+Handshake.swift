@@ -53,7 +53,7 @@ extension PeerSession {
             } else if resume.sequence > head {
                 // Same ID but a shorter history: restored from a backup. Resending all is the safe answer.
                 raiseHorizonOnAck = true
-                log("resume-void", "why=beyond-head resume=\(resume.sequence) head=\(head)")
+                log("resume-void", "why=beyond-head resume=\(resume.sequence) head=\(head) advice=\(quoted(Self.copiedHomeAdvice))")
             } else if let horizon = try storeCall("reading the send horizon", { () throws(S.Failure) in try store.sendHorizon(peer: peer) }),
                       resume.sequence <= horizon {
                 sendCursor = resume.sequence
@@ -62,7 +62,7 @@ extension PeerSession {
                 // snapshot) and has since reused those sequences for new writes. Trusting the resume point
                 // would skip them for good; resending everything costs time, never data.
                 raiseHorizonOnAck = true
-                log("resume-void", "why=history-rewound resume=\(resume.sequence) head=\(head)")
+                log("resume-void", "why=history-rewound resume=\(resume.sequence) head=\(head) advice=\(quoted(Self.copiedHomeAdvice))")
             }
         }
         sendHorizon = try storeCall("reading the send horizon") { () throws(S.Failure) in try store.sendHorizon(peer: peer) } ?? 0
@@ -144,4 +144,10 @@ extension PeerSession {
         let (result, overflow) = a.subtractingReportingOverflow(b)
         return overflow ? (b < 0 ? .max : .min) : result
     }
+}
+
+extension PeerSession {
+    /// A history that went back is a restored backup, or a copy of this device's home running on another
+    /// machine too, which loses writes (RELIABILITY.md, known limitation 14): the log line says which to rule out.
+    static let copiedHomeAdvice = "expected after restoring this device's store from a backup; if a copy of this device's home runs on another machine too, stop it: two machines cannot share one device's identity"
 }

@@ -76,7 +76,7 @@ import Testing
     /// spent them. Connected holders now hand the debtor what it lacks.
     @Test func whatADeviceOwesIsPaidFromTheRightsOthersHoldOnceTheyMeet() {
         let devices = pairedDevices(3)
-        let (a, b, c) = (devices[0], devices[1], devices[2])
+        let (a, b) = (devices[0], devices[1])
         a.setPolicy(BalancePolicy.Key.dailyBase, .double(3), at: noon)
         for d in devices { d.act(at: noon) { $0.register() } }
         settle(devices, at: noon + 1_000)

@@ -292,6 +292,7 @@ public final class Daemon: @unchecked Sendable {
                 if let connection = connections.removeValue(forKey: id) { removed.append(connection) }
                 lastKnown[id] = nil
                 lastErrors[id] = nil
+                removedBy[id] = nil
             }
             for (id, device) in paired where old[id].map({ $0.address != device.address }) == true {
                 if let connection = connections[id] { moved.append(connection) }

@@ -6,8 +6,9 @@ import GroupSyncStore
 /// process killed while holding it lets go with its descriptors.
 enum HomeLock {
     /// The longest a command waits for the lock. Its holders hold it for seconds at most (a balance command
-    /// waits up to 2 s for peers), so this lets a queue of them pass; a holder that is stopped (SIGSTOP,
-    /// Ctrl-Z) held every later `spend` and `usage record` for good (found by review).
+    /// waits up to 2 s for peers, an `init` makes a key and a store), so this lets a queue of them pass; a
+    /// holder that is stopped (SIGSTOP, Ctrl-Z) held every later `spend` and `usage record` for good (found
+    /// by review).
     static let maxWaitMillis: Int64 = 15_000
 
     static func exclusively<T>(_ path: String, _ body: () throws(CLIError) -> T) throws(CLIError) -> T {

@@ -17,12 +17,11 @@ public struct DeviceDayRecord: Equatable, Sendable {
     public init() {}
 
     var value: Value {
-        var fields: [String: Value] = [
+        .dictionary([
             "allowanceMs": .int(allowanceMs), "slots": .int(slots), "extensions": .int(extensions),
             "extensionMs": .int(extensionMs), "spentMs": .int(spentMs),
             "lastSpendAt": .int(lastSpendAt), "lastExtendAt": .int(lastExtendAt),
-        ]
-        return .dictionary(fields)
+        ])
     }
 
     init?(_ value: Value) {

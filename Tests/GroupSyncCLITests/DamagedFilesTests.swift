@@ -141,6 +141,23 @@ import GroupSyncCore
         #expect(try cli.run("get", "s", "k").stdout == "v\n")
     }
 
+    /// An `init` stopped (SIGSTOP, Ctrl-Z) while it held its lock on an unfinished home held every command for
+    /// good; they wait as long as for the balance lock, then find the home as it is and say so.
+    @Test func aCommandDoesNotWaitForAStoppedInitForever() throws {
+        let folder = TemporaryFolder()
+        let cli = GroupSyncBinary(home: folder.path + "/home")
+        try cli.run("init")
+        try FileManager.default.moveItem(atPath: cli.home + "/cert.pem", toPath: folder.path + "/cert.pem")
+        let initLock = try ChildProcess("/usr/bin/flock", [cli.home + "/.init.lock", "/bin/sh", "-c", "echo held; read line"], stdin: .pipe, stdout: .pipe)
+        defer { initLock.terminate() }
+        #expect(try initLock.readLine() == "held")
+        let started = Date()
+        let set = try cli.run(["timeout", "-s", "KILL", "60", GroupSyncBinary.path, "set", "s", "k", "v"], executable: "/usr/bin/env")
+        let seconds = Date().timeIntervalSince(started)
+        #expect(set.status == 3 && seconds < 30, "exit \(set.status) after \(seconds) s: \(set.stderr)")
+        #expect(set.stderr.contains("cert.pem"), "\(set.stderr)")
+    }
+
     @Test func aKeyFromAnotherIdentityIsNamed() throws {
         let f = try Fixture()
         let other = GroupSyncBinary(home: f.folder.path + "/other")

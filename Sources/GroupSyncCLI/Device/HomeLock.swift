@@ -15,28 +15,40 @@ enum HomeLock {
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .failure("cannot lock \(path): \(String(cString: strerror(errno)))") }
         defer { close(fd) }  // which also lets go of the lock
-        // Tried without blocking, and again every 20 ms while another command holds it (only while waiting).
-        var waitedMillis: Int64 = 0
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            guard errno == EWOULDBLOCK || errno == EINTR else { throw .failure("cannot lock \(path): \(String(cString: strerror(errno)))") }
-            guard waitedMillis < maxWaitMillis else {
-                let holders = LockHolders.processes(writeLocking: path, kind: .flock).map { "\($0.name) (pid \($0.pid))" }
-                throw .failure("another command of this device" + (holders.isEmpty ? "" : ", " + holders.joined(separator: ", ") + ",")
-                               + " has held \(path) for \(maxWaitMillis / 1000) s: it may be stopped (SIGSTOP, Ctrl-Z); resume or end it, then try again")
-            }
-            usleep(20_000)
-            waitedMillis += 20
+        switch take(fd, LOCK_EX) {
+        case .taken: return try body()
+        case .failed(let code): throw .failure("cannot lock \(path): \(String(cString: strerror(code)))")
+        case .heldTooLong:
+            let holders = LockHolders.processes(writeLocking: path, kind: .flock).map { "\($0.name) (pid \($0.pid))" }
+            throw .failure("another command of this device" + (holders.isEmpty ? "" : ", " + holders.joined(separator: ", ") + ",")
+                           + " has held \(path) for \(maxWaitMillis / 1000) s: it may be stopped (SIGSTOP, Ctrl-Z); resume or end it, then try again")
         }
-        return try body()
     }
 
     /// Waits until no process holds the lock at `path` exclusively, without making the file: a command that
-    /// finds the home unfinished waits for an `init` that may be finishing it. No lock file, no wait.
+    /// finds the home unfinished waits for an `init` that may be finishing it. No lock file, no wait. At most
+    /// `maxWaitMillis`, as for `exclusively`: a stopped `init` held the command for good; after it, the
+    /// command finds the home as that `init` left it, and says so.
     static func awaitRelease(_ path: String) {
         // Non-blocking: a FIFO put in its place (which the home's checks refuse later) must not hang the open.
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else { return }
-        while flock(fd, LOCK_SH) != 0 && errno == EINTR {}
+        _ = take(fd, LOCK_SH)
         close(fd)
+    }
+
+    private enum Taking { case taken, heldTooLong, failed(Int32) }
+
+    /// Takes the lock on `fd`: tried without blocking, and again every 20 ms while another process holds it
+    /// (only while waiting), for at most `maxWaitMillis`.
+    private static func take(_ fd: Int32, _ operation: Int32) -> Taking {
+        var waitedMillis: Int64 = 0
+        while flock(fd, operation | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR else { return .failed(errno) }
+            guard waitedMillis < maxWaitMillis else { return .heldTooLong }
+            usleep(20_000)
+            waitedMillis += 20
+        }
+        return .taken
     }
 }

@@ -28,27 +28,13 @@ import Testing
         let folder = TemporaryFolder()
         let device = try TestDevice("a", in: folder)
         // A socket that listens and never accepts, its queue filled: what a stopped daemon's becomes.
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let path = Array((device.cli.home + "/control.sock").utf8)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (i, byte) in path.enumerated() { raw[i] = byte }
-        }
-        func connectOrBind(_ fd: Int32, bind: Bool) -> Int32 {
-            withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                    bind ? Glibc.bind(fd, pointer, socklen_t(MemoryLayout<sockaddr_un>.size))
-                        : Glibc.connect(fd, pointer, socklen_t(MemoryLayout<sockaddr_un>.size))
-                }
-            }
-        }
-        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        #expect(connectOrBind(listener, bind: true) == 0 && listen(listener, 0) == 0)
+        let path = device.cli.home + "/control.sock"
+        let listener = try #require(UnixSocketSupport.listener(at: path, backlog: 0))
         var queued: [Int32] = []
         while queued.count < 64 {
             let client = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
             _ = fcntl(client, F_SETFL, O_NONBLOCK)
-            guard connectOrBind(client, bind: false) == 0 else { close(client); break }
+            guard UnixSocketSupport.connect(client, to: path) == 0 else { close(client); break }
             queued.append(client)
         }
         defer { for fd in queued + [listener] { close(fd) } }
@@ -153,15 +139,9 @@ import Testing
 
         let silentHome = folder.path + "/silent"
         try FileManager.default.createDirectory(atPath: silentHome, withIntermediateDirectories: true)
-        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        // Connections complete in the backlog, unanswered.
+        let listener = try #require(UnixSocketSupport.listener(at: silentHome + "/control.sock", backlog: 4))
         defer { close(listener) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (i, byte) in (silentHome + "/control.sock").utf8.enumerated() { raw[i] = byte }
-        }
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
-        #expect(bound == 0 && listen(listener, 4) == 0)  // connections complete in the backlog, unanswered
         let silent = try #require(ControlConnection(home: Home(path: silentHome), timeoutSeconds: 1))
         let start = Date()
         #expect(silent.request(#"{"command":"status"}"#) == nil)
@@ -473,13 +453,7 @@ final class UnixClient {
         for option in [SO_RCVTIMEO, SO_SNDTIMEO] {   // SO_SNDTIMEO also bounds a connect to a full backlog
             setsockopt(fd, SOL_SOCKET, option, &limit, socklen_t(MemoryLayout<timeval>.size))
         }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (i, byte) in path.utf8.enumerated() { raw[i] = byte }
-        }
-        let rc = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
-        guard rc == 0 else { throw FixtureError("cannot connect to \(path)") }
+        guard UnixSocketSupport.connect(fd, to: path) == 0 else { throw FixtureError("cannot connect to \(path)") }
     }
 
     deinit { close(fd) }

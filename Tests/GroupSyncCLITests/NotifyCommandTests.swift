@@ -18,15 +18,8 @@ import Testing
         let folder = TemporaryFolder()
         let cli = GroupSyncBinary(home: folder.path + "/home")
         try cli.run("init")
-        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let listener = try #require(UnixSocketSupport.listener(at: cli.home + "/control.sock", backlog: 4))
         defer { close(listener) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (i, byte) in (cli.home + "/control.sock").utf8.enumerated() { raw[i] = byte }
-        }
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
-        #expect(bound == 0 && listen(listener, 4) == 0)
         let result = try cli.run("notify", "post", "--id", "x", "--title", "t")
         #expect(result.status == 3)
         #expect(result.stderr.contains("did not answer in time") && !result.stderr.contains("no daemon"), "\(result.stderr)")

@@ -372,8 +372,10 @@ public final class Daemon: @unchecked Sendable {
     }
 
     /// Registers a connection and runs it to its end on the calling thread. Keeps one connection per peer:
-    /// when both devices dial at once, both keep the one dialed by the smaller device ID.
-    private func run(_ transport: TLSConnection, initiator: DeviceID) {
+    /// when both devices dial at once, both keep the one dialed by the smaller device ID. Returns whether the
+    /// peer refused this device, which the dialer backs off longer from (`ReconnectBackoff.refusedMaxMillis`).
+    @discardableResult
+    private func run(_ transport: TLSConnection, initiator: DeviceID) -> Bool {
         let peer = transport.peerID
         let peerStore: Store
         do {
@@ -385,7 +387,7 @@ public final class Daemon: @unchecked Sendable {
             // daemon out of descriptors).
             state.locked { if paired[peer] != nil { lastErrors[peer] = "this device's store failed: \(error)" } }
             transport.close()
-            return
+            return false
         }
         let signal = changeSignal
         peerStore.didCommit = { signal.post() }
@@ -433,7 +435,7 @@ public final class Daemon: @unchecked Sendable {
         guard accepted else {
             log.write("event=duplicate-connection peer=\(peer.short) action=close-new")
             transport.close()
-            return
+            return false
         }
         if let replaced {
             log.write("event=duplicate-connection peer=\(peer.short) action=replace-old")
@@ -463,7 +465,7 @@ public final class Daemon: @unchecked Sendable {
                 removedBy[peer] = WallClock.nowMillis()
             } else if connection.wasEstablished {
                 removedBy[peer] = nil
-            } else if let removedAt = removedBy[peer], let failure = lastErrors[peer], failure.contains("refused the connection") {
+            } else if let removedAt = removedBy[peer], connection.wasRefusedByPeer {
                 // Found by review: "it has probably not paired this device yet", for a peer that had removed it.
                 lastErrors[peer] = "the peer removed this device at \(ISO8601.format(secondsSince1970: Double(removedAt) / 1000)) and refuses it since; "
                     + "to sync again, pair this device on the peer once more ('groupsync peer add \(certificate.deviceID)' there)"
@@ -479,6 +481,7 @@ public final class Daemon: @unchecked Sendable {
             do { try peerStore.saveSyncStatus(ended) } catch { log.write("event=status-not-saved peer=\(peer.short) error=\"\(error)\"") }
         }
         log.write("event=disconnected peer=\(peer.short)")
+        return connection.wasRefusedByPeer
     }
 
     /// A device paired without `--name` shows the start of its ID until it tells its own name in a hello
@@ -528,9 +531,11 @@ public final class Daemon: @unchecked Sendable {
                     let connection = try TLSConnection.connect(host: address.host, port: address.port, context: context,
                                                                expectedPeer: peer, timeout: .seconds(5))
                     lastError = ""
-                    run(connection, initiator: certificate.deviceID)
+                    let refused = run(connection, initiator: certificate.deviceID)
                     backoff.sessionEnded(lastedMillis: monotonicMillis() - started)
+                    backoff.peerRefused = refused
                 } catch {
+                    backoff.peerRefused = if case .refusedByPeer? = error as? TransportError { true } else { false }
                     let text = "\(error)"
                     state.locked { lastErrors[peer] = "cannot connect to \(address): \(text)" }
                     if text != lastError {

@@ -46,6 +46,9 @@ final class PeerConnection: @unchecked Sendable {
     /// session lock; `status` already shows the session established).
     nonisolated(unsafe) var established: ((String) -> Void)?
     private nonisolated(unsafe) var establishedTold = false
+    /// The peer refused this device's certificate (a TLS alert read after the handshake): it has not paired
+    /// this device, or no longer does. Kept typed, so the daemon need not recognise the refusal by its text.
+    private let refused = Atomic<Bool>(false)
     /// `session.consideredHead`, readable without waiting for the session.
     private let consideredHead = Atomic<Int64>(-1)
     /// The highest store head announced by `localChangesAvailable` and not yet looked at (-1: none;
@@ -69,6 +72,8 @@ final class PeerConnection: @unchecked Sendable {
     var isAlive: Bool { finished.locked { !isFinished } }
     /// Whether the session got as far as established (read once `run` has returned).
     var wasEstablished: Bool { sessionLock.withLock { _ in establishedTold } }
+    /// Whether the peer refused this device (read once `run` has returned).
+    var wasRefusedByPeer: Bool { refused.load(ordering: .acquiring) }
 
     /// Runs the connection on the calling thread until it ends (the writer gets its own thread).
     func run() {
@@ -186,6 +191,7 @@ final class PeerConnection: @unchecked Sendable {
                 driveSession { session, now in session.tick(at: now) }
                 continue
             } catch {
+                if case .refusedByPeer = error { refused.store(true, ordering: .releasing) }
                 // The transport's error says what happened ("connection lost: …" when the peer or the network dropped it).
                 driveSession { session, _ in session.connectionLost("\(error)") }
                 return

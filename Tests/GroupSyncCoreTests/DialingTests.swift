@@ -22,6 +22,26 @@ import Testing
         #expect(backoff.nextDelay(unit: 0) == 250)
     }
 
+    @Test func aPeerThatRefusesThisDeviceIsRedialedAboutEveryTenMinutesNotEveryMinute() {
+        var backoff = ReconnectBackoff(baseMillis: 500, maxMillis: 60_000)
+        for _ in 0..<30 { _ = backoff.nextDelay(unit: 0.5) }
+        #expect(backoff.nextDelay(unit: 0.9999999) < 60_000)
+        // Refused: the ceiling grows on to ten minutes, and stays there while the peer refuses.
+        backoff.peerRefused = true
+        #expect(backoff.nextDelay(unit: 0) == 300_000)
+        #expect(backoff.nextDelay(unit: 0.9999999) < 600_000)
+        // Any other failure (the peer offline) brings the usual minute back.
+        backoff.peerRefused = false
+        #expect(backoff.nextDelay(unit: 0.9999999) < 60_000)
+        // A refusal right after a lasting session still starts low: the peer may have been restarted with
+        // its pairing restored, or removed this device a moment ago.
+        backoff.sessionEnded(lastedMillis: ReconnectBackoff.lastingSessionMillis + 1)
+        backoff.peerRefused = true
+        #expect(backoff.nextDelay(unit: 0) == 250)
+        // A ceiling below the usual one is not taken: refusals never redial sooner.
+        #expect(ReconnectBackoff(maxMillis: 60_000, refusedMaxMillis: 1_000).refusedMaxMillis == 60_000)
+    }
+
     @Test func crossingConnectionsAreResolvedAlikeOnBothSides() throws {
         let a = try DeviceID(bytes: Array(repeating: 1, count: 32)), b = try DeviceID(bytes: Array(repeating: 2, count: 32))
         // Each side holds the connection it saw first and judges the other one: whichever came first, both

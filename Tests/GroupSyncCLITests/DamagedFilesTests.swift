@@ -158,6 +158,45 @@ import GroupSyncCore
         #expect(set.stderr.contains("cert.pem"), "\(set.stderr)")
     }
 
+    /// A used home whose key and certificate are both gone (deleted, or a backup of the store alone put back)
+    /// was given a new identity by `init` without a word but "created device …": another device, unknown to
+    /// every peer (found by review). Now every command names the loss, and a new identity is made only when
+    /// asked for; with it, the device goes on with its store's data once paired anew.
+    @Test func aHomeThatLostItsIdentityIsRefusedUntilANewOneIsAskedFor() throws {
+        let folder = TemporaryFolder()
+        let (a, b) = try syncedPair(in: folder)
+        a.stop()
+        for file in ["key.pem", "cert.pem"] { unlink(a.cli.home + "/" + file) }
+        let store = FileManager.default.contents(atPath: a.cli.home + "/store.db")
+        for arguments in DamagedFilesTests.commands {
+            let result = try a.cli.run(["timeout", "-s", "KILL", "10", GroupSyncBinary.path] + arguments, executable: "/usr/bin/env")
+            #expect(result.status == 3 && result.stderr.contains("holds a store but no device identity")
+                    && result.stderr.contains("init --new-identity"), "\(arguments): exit \(result.status): \(result.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: a.cli.home + "/key.pem") && !FileManager.default.fileExists(atPath: a.cli.home + "/cert.pem"))
+        #expect(FileManager.default.contents(atPath: a.cli.home + "/store.db") == store)
+
+        // Asked for where it does not fit, it is bad usage, and changes nothing: a home with an identity, no home.
+        let unused = GroupSyncBinary(home: folder.path + "/unused")
+        #expect(try unused.run("init", "--new-identity").status == 2)
+        #expect(!FileManager.default.fileExists(atPath: unused.home))
+        #expect(try b.cli.run("init", "--new-identity").status == 2)
+        #expect(try b.cli.run("id").stdout.trimmingCharacters(in: .whitespacesAndNewlines) == b.id)
+
+        let made = try a.cli.run("init", "--new-identity")
+        let newID = try #require(made.lines.first)
+        #expect(made.status == 0 && newID != a.id && made.stderr.contains("peer add \(newID)"), "\(made.stderr)")
+        #expect(try a.get("first") == "1", "the store's data stays")
+        #expect(try a.cli.run("init", "--new-identity").status == 2, "once only")
+        try b.cli.run("peer", "remove", a.id)
+        try b.cli.run("peer", "add", newID, a.address, "--name", "a")
+        try a.start()
+        try a.cli.run("set", "group.test", "fromNew", "2")
+        try b.cli.run("set", "group.test", "fromB", "3")
+        #expect(try b.await("fromNew", equals: "2", timeout: 15) != nil)
+        #expect(try a.await("fromB", equals: "3", timeout: 15) != nil)
+    }
+
     @Test func aKeyFromAnotherIdentityIsNamed() throws {
         let f = try Fixture()
         let other = GroupSyncBinary(home: f.folder.path + "/other")

@@ -7,19 +7,24 @@ enum InitCommand: Command {
     static let name = "init"
     static let summary = "create this device's home and identity (kept if they exist)"
     static let help = """
-        usage: groupsync init [--name NAME] [--home DIR]
+        usage: groupsync init [--name NAME] [--new-identity] [--home DIR]
 
         Creates the home folder (mode 0700) with a store and a device identity: a key pair and a
         self-signed certificate whose SHA-256 fingerprint is the device ID. Running it again keeps the
         identity; --name renames the device. Prints the device ID.
 
+        A home whose store is there but whose key.pem and cert.pem are both gone is refused (exit 3):
+        restore the two files from a backup to keep the device ID.
+
           --name NAME     a name for this device, sent to paired devices when a session starts, whose logs
                           show it; their status and peer list show the name given to 'peer add --name', or
                           this name when none was given, a new one from the next session on (default:
                           the host name)
+          --new-identity  in such a home, make a new identity instead and go on with the store's data as a
+                          new device: on your other devices, remove the old ID and pair the new one
         \(homeHelp)
         """
-    static let flags = FlagSpec.with(valued: ["--name"])
+    static let flags = FlagSpec.with(valued: ["--name"], switches: ["--new-identity"])
 
     static func run(_ arguments: ParsedArguments, _ invocation: Invocation) throws(CLIError) {
         _ = try arguments.positionals()
@@ -34,12 +39,17 @@ enum InitCommand: Command {
         guard building.utf8.count < 512 else {
             throw .badInput("the home's path is too long (\(home.path.utf8.count) bytes): its store would need a path of \(building.utf8.count), and SQLite opens none of 512 bytes or more; choose a shorter --home")
         }
+        // Refused before the home is made: bad usage changes nothing (under the lock, it is checked again).
+        if arguments.has("--new-identity") && !DeviceIdentityFiles.hasLostIdentity(home) {
+            _ = try DeviceIdentityFiles.loadOrCreate(home: home, commonName: "groupsync", replacingLost: true)
+        }
         do { try home.create() } catch { throw .failure(error.description) }
         // The whole of it under the init lock: a command run meanwhile that finds the home unfinished (a key
         // without its certificate yet, no store yet) waits for it instead of calling the home damaged or
         // making the store itself and saying the store was gone (found by review).
         let (certificate, created) = try HomeLock.exclusively(home.initLockPath) { () throws(CLIError) in
-            let (certificate, created) = try DeviceIdentityFiles.loadOrCreate(home: home, commonName: "groupsync")
+            let (certificate, created) = try DeviceIdentityFiles.loadOrCreate(home: home, commonName: "groupsync",
+                                                                              replacingLost: arguments.has("--new-identity"))
             do throws(HomeError) {
                 if let name = arguments.value("--name") {
                     try home.writeFileAtomically(home.namePath, contents: name + "\n")
@@ -53,7 +63,11 @@ enum InitCommand: Command {
             _ = try DeviceContext.open(home: home, sayingIfMade: false, underInit: true)
             return (certificate, created)
         }
-        Console.error(created ? "created device \(certificate.deviceID.short) in \(home.path)" : "kept the existing device identity in \(home.path)")
+        if arguments.has("--new-identity") {
+            Console.error("created device \(certificate.deviceID.short) in \(home.path), a new identity for its store: on your other devices, remove the old device and pair this one ('groupsync peer add \(certificate.deviceID) HOST:PORT')")
+        } else {
+            Console.error(created ? "created device \(certificate.deviceID.short) in \(home.path)" : "kept the existing device identity in \(home.path)")
+        }
         // Every other command works in such a home; only the daemon needs the socket (found by review: nothing
         // said so until `serve` refused it).
         let socket = home.path + "/control.sock"

@@ -9,13 +9,22 @@ enum DeviceIdentityFiles {
     /// Loads the identity, creating it first if the home has none. Called by `init` while it holds the home's
     /// init lock (`Home.initLockPath`), so two `init`s racing on a fresh home cannot end with two different
     /// identities.
-    static func loadOrCreate(home: Home, commonName: String) throws(CLIError) -> (DeviceCertificate, created: Bool) {
+    ///
+    /// `replacingLost`: the user asked for a new identity in a home that has a store but lost both identity
+    /// files (`init --new-identity`); anywhere else that is refused.
+    static func loadOrCreate(home: Home, commonName: String, replacingLost: Bool = false) throws(CLIError) -> (DeviceCertificate, created: Bool) {
         // A key without its certificate, in a home with no store yet, is an `init` that stopped between its
         // two writes (a full disk, a kill): its device ID was never printed, so no peer can have paired it,
         // and starting over is safe. A home with a store has been used, and a missing certificate there is
         // damage, which `load` reports.
         if Self.isInterruptedInit(home) { unlink(home.privateKeyPath) }
-        if let existing = try load(home: home) { return (existing, false) }
+        if replacingLost {
+            guard hasLostIdentity(home) else {
+                throw .usage("--new-identity is only for a home that holds a store but lost both \(home.certificatePath) and \(home.privateKeyPath); this one has \(access(home.storePath, F_OK) == 0 ? "its identity, or part of it" : "no store"): run 'groupsync init' without it")
+            }
+        } else if let existing = try load(home: home) {
+            return (existing, false)
+        }
         do {
             let certificate = try DeviceCertificate.generate(commonName: commonName)
             // The key first: a certificate without its key would be an identity nobody can use.
@@ -53,7 +62,16 @@ enum DeviceIdentityFiles {
         access(home.privateKeyPath, F_OK) == 0 && access(home.certificatePath, F_OK) != 0 && access(home.storePath, F_OK) != 0
     }
 
-    /// `nil` when the home has no identity yet; an error naming the file when one is damaged.
+    /// A store, and neither identity file: the home was used by a device whose identity is gone (deleted, or
+    /// a backup of the store alone put back). `init` wrote both files before the store, so this is no `init`
+    /// in progress.
+    static func hasLostIdentity(_ home: Home) -> Bool {
+        access(home.storePath, F_OK) == 0 && access(home.certificatePath, F_OK) != 0 && access(home.privateKeyPath, F_OK) != 0
+    }
+
+    /// `nil` when the home has no identity yet; an error naming the file when one is damaged, or both when a
+    /// used home lost them. A new identity in their place would make another device of it, silently: `init`
+    /// used to do just that and print "created device …" (found by review).
     static func load(home: Home) throws(CLIError) -> DeviceCertificate? {
         let certificate: String?, key: String?
         do {
@@ -63,6 +81,10 @@ enum DeviceIdentityFiles {
             throw .failure(error.description)
         }
         switch (certificate, key) {
+        case (nil, nil) where hasLostIdentity(home):
+            throw .failure("\(home.path) holds a store but no device identity: \(home.certificatePath) and \(home.privateKeyPath) are both missing. "
+                + "Restore both from a backup to keep this device's ID; or run 'groupsync init --new-identity' to go on as a new device with this store's data "
+                + "(its ID changes: on your other devices, remove the old ID and pair the new one)")
         case (nil, nil): return nil
         case (nil, _) where isInterruptedInit(home):
             throw .failure("\(home.certificatePath) is missing but \(home.privateKeyPath) exists, and there is no store yet: 'groupsync init' was interrupted; run it again")

@@ -68,12 +68,6 @@ enum InitCommand: Command {
         } else {
             Console.error(created ? "created device \(certificate.deviceID.short) in \(home.path)" : "kept the existing device identity in \(home.path)")
         }
-        // Every other command works in such a home; only the daemon needs the socket (found by review: nothing
-        // said so until `serve` refused it).
-        let socket = home.path + "/control.sock"
-        if socket.utf8.count >= 108 {
-            Console.error("note: this home's path is too long for the daemon's control socket (\(socket.utf8.count) bytes, a Unix socket takes at most 107): 'groupsync serve' will refuse it; choose a shorter --home to run the daemon")
-        }
         Console.out(certificate.deviceID.description)
     }
 

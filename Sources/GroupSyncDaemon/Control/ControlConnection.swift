@@ -20,10 +20,7 @@ public final class ControlConnection {
         // send timeout.
         var deadline = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &deadline, socklen_t(MemoryLayout<timeval>.size))
-        var address = UnixSocketAddress.make(home.path + "/control.sock")
-        let connected = address.isValid && withUnsafePointer(to: &address.storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        } == 0
+        let connected = UnixSocketAddress.with(home.path + "/control.sock") { connect(fd, $0, $1) } == 0
         guard connected else {
             close(fd)
             return nil

@@ -51,13 +51,9 @@ final class ControlServer: @unchecked Sendable {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         self.fd = fd
         guard fd >= 0 else { throw .cannotCreate(path: path, reason: String(cString: strerror(errno))) }
-        var address = UnixSocketAddress.make(path)
-        guard address.isValid else {
+        guard let bound = UnixSocketAddress.with(path, { bind(fd, $0, $1) }) else {
             Glibc.close(fd)
             throw .socketPathTooLong(path: path)
-        }
-        let bound = withUnsafePointer(to: &address.storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         var pipeFDs: [Int32] = [-1, -1]
         guard bound == 0, listen(fd, 64) == 0, pipe(&pipeFDs) == 0 else {

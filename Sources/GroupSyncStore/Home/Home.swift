@@ -211,7 +211,7 @@ public enum HomeError: Error, Equatable, CustomStringConvertible {
         case let .foreignFile(path, uid): "\(path) belongs to user \(uid), not to you: someone else has written in this home, so its key and store cannot be trusted; move the home aside and run 'groupsync init' for a new one"
         case let .linkToForeignFile(path, uid): "\(path) links to a file of user \(uid), not yours: this device's files must be your own; put your own file there"
         case let .wrongKind(path, expected): "\(path) is not \(expected); move it aside"
-        case let .socketPathTooLong(path): "the control socket \(path) is longer than a Unix socket's path may be; use a home with a shorter path"
+        case let .socketPathTooLong(path): "the control socket \(path) cannot be given a Unix socket address: its path is too long and its folder cannot be opened to reach it; use a home with a shorter path"
         }
     }
 }

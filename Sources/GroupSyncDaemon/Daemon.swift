@@ -664,7 +664,8 @@ public enum DaemonError: Error, CustomStringConvertible {
     case io(String)
     /// The address given to listen on names no host: the command line's fault, not the machine's.
     case badListenAddress(String)
-    /// The home's path is too long for the control socket: another `--home` is needed, and restarting cannot help.
+    /// The control socket cannot be given an address (its path too long, and its folder unopenable): another
+    /// `--home` is needed, and restarting cannot help.
     case badHome(String)
 
     public var description: String {

@@ -10,8 +10,10 @@ enum SetCommand: Command {
 
         Stores a value under KEY in SUITE. Without a type flag VALUE is a string. With --json, integral
         numbers (written without '.' or exponent) become ints, others doubles, objects dictionaries;
-        null is refused. A date needs Z or an offset, and is kept to the millisecond (rounded). When the
-        command exits 0 the write is on disk. Use '--' before a string value that starts with '--'.
+        null is refused. A date-time needs Z or an offset (2026-11-29T13:15:00Z, 2026-11-29T14:15+01:00;
+        seconds and their fraction optional); a date alone (2026-11-29) is midnight UTC. It is kept to the
+        millisecond (rounded). When the command exits 0 the write is on disk. Use '--' before a string value
+        that starts with '--'.
 
         \(homeHelp)
         """

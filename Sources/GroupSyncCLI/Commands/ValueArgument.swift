@@ -35,7 +35,7 @@ enum ValueArgument {
                 if ISO8601.parse(text + "Z") != nil {
                     throw .badInput("--date needs a time zone: end it with Z (UTC) or an offset such as +01:00, got '\(text)'")
                 }
-                throw .badInput("--date expects ISO 8601 such as 2026-11-29T13:15:00Z, got '\(text)'")
+                throw .badInput("--date expects an ISO 8601 date-time with Z or an offset (2026-11-29T13:15:00Z, 2026-11-29T14:15+01:00) or a date (2026-11-29, midnight UTC), got '\(text)'")
             }
             return .date(seconds)
         case "--data":

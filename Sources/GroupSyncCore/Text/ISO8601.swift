@@ -1,8 +1,9 @@
 /// ISO 8601 dates for the CLI, without Foundation's formatters (and the ICU they pull in).
 ///
 /// Output: UTC with `Z`, milliseconds shown only when present (`2026-11-29T13:15:00Z`,
-/// `2026-11-29T13:15:00.250Z`). Input: a date (`2026-11-29`, midnight UTC) or a date-time with
-/// optional fractional seconds and a `Z` or `±HH:MM` offset.
+/// `2026-11-29T13:15:00.250Z`). Input: a date (`2026-11-29`, midnight UTC) or a date-time with optional
+/// seconds, optional fractional seconds and a `Z` or `±HH:MM` offset. Not read: ISO 8601's basic format
+/// (`20261129T131500Z`), week and ordinal dates.
 public enum ISO8601 {
     /// The instants a date may hold: years 0000 through 9999, the years four ISO 8601 digits write and
     /// `parse` reads back (`Value.isStorable` refuses others).
@@ -60,9 +61,12 @@ public enum ISO8601 {
         var seconds = Double(days(fromYear: year, month: month, day: day)) * 86_400
         if i == c.count { return seconds }
         guard literal("T") || literal("t") || literal(" "),
-              let hour = number(2), literal(":"), let minute = number(2), literal(":"), let second = number(2),
-              hour < 24, minute < 60, second < 61 else { return nil }
-        seconds += Double(hour * 3600 + minute * 60 + second)
+              let hour = number(2), literal(":"), let minute = number(2), hour < 24, minute < 60 else { return nil }
+        seconds += Double(hour * 3600 + minute * 60)
+        // Seconds may be left out (ISO 8601's reduced precision, `2026-11-29T13:15Z`); a fraction needs them.
+        guard literal(":") else { return zoned(seconds) }
+        guard let second = number(2), second < 61 else { return nil }
+        seconds += Double(second)
         if literal(".") || literal(",") {
             var fraction = 0.0, scale = 0.1, digits = 0
             while i < c.count, c[i] >= 48, c[i] <= 57 {
@@ -74,13 +78,18 @@ public enum ISO8601 {
             guard digits > 0 else { return nil }
             seconds += fraction
         }
-        if literal("Z") || literal("z") { return i == c.count ? seconds : nil }
-        let sign: Double
-        if literal("+") { sign = 1 } else if literal("-") { sign = -1 } else { return nil }
-        guard let offsetHours = number(2) else { return nil }
-        _ = literal(":")
-        guard let offsetMinutes = number(2), i == c.count, offsetHours < 24, offsetMinutes < 60 else { return nil }
-        return seconds - sign * Double(offsetHours * 3600 + offsetMinutes * 60)
+        return zoned(seconds)
+
+        /// The zone that ends a date-time: `Z`, or an offset `±HH:MM` (`±HHMM`) taken off to give UTC.
+        func zoned(_ seconds: Double) -> Double? {
+            if literal("Z") || literal("z") { return i == c.count ? seconds : nil }
+            let sign: Double
+            if literal("+") { sign = 1 } else if literal("-") { sign = -1 } else { return nil }
+            guard let offsetHours = number(2) else { return nil }
+            _ = literal(":")
+            guard let offsetMinutes = number(2), i == c.count, offsetHours < 24, offsetMinutes < 60 else { return nil }
+            return seconds - sign * Double(offsetHours * 3600 + offsetMinutes * 60)
+        }
     }
 
     // Howard Hinnant's days-from-civil and civil-from-days: exact for the proleptic Gregorian calendar.

@@ -197,6 +197,20 @@ import GroupSyncCore
         #expect(try a.await("fromB", equals: "3", timeout: 15) != nil)
     }
 
+    /// A write whose change signal cannot be given (the `signal` folder a link to nowhere, a folder the user
+    /// made unwritable) is stored and acknowledged, but the daemon and `watch` hear of it only at a later
+    /// change: the command said nothing of it (found by review). Now it says so, once, and still exits 0.
+    @Test func aWriteThatCannotSignalIsStoredAndSaysWhoWasNotTold() throws {
+        let f = try Fixture()
+        try FileManager.default.removeItem(atPath: f.home + "/signal")
+        try FileManager.default.createSymbolicLink(atPath: f.home + "/signal", withDestinationPath: f.folder.path + "/nowhere")
+        let write = try f.runBounded(["set", "s", "k9", "v9"])
+        let lines = write.stderr.split(separator: "\n")
+        #expect(write.status == 0 && lines.count == 1 && write.stderr.contains("were not told") && write.stderr.contains("signal"), "\(write.stderr)")
+        #expect(try f.runBounded(["get", "s", "k9"]).stdout == "v9\n")
+        #expect(try f.runBounded(["get", "s", "k9"]).stderr.isEmpty, "a read tells no one and says nothing")
+    }
+
     @Test func aKeyFromAnotherIdentityIsNamed() throws {
         let f = try Fixture()
         let other = GroupSyncBinary(home: f.folder.path + "/other")

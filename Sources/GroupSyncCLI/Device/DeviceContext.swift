@@ -3,6 +3,7 @@ import GroupSyncCore
 import GroupSyncDaemon
 import GroupSyncStore
 import GroupSyncTransport
+import Synchronization
 
 /// An initialized home with its identity and open store: what every command but `init` works in.
 struct DeviceContext {
@@ -62,7 +63,13 @@ struct DeviceContext {
         if store.isOnAnEarlierSchema {
             Console.error("groupsync: the daemon running in \(home.path) is an earlier groupsync's; restart it (groupsync serve) to run this one")
         }
-        let signal = ChangeSignal(home: home)
+        // A write that tells no one is stored all the same, but the daemon and every `watch` learn of it only at
+        // the next change that does: said, once, rather than nothing (found by review).
+        let told = Atomic<Bool>(false)
+        let signal = ChangeSignal(home: home) { problem in
+            guard !told.exchange(true, ordering: .relaxed) else { return }
+            Console.error("groupsync: note: stored, but the daemon and watchers were not told (\(problem)); they see it at the next change that reaches them")
+        }
         store.didCommit = { signal.post() }
         return DeviceContext(home: home, certificate: certificate, store: store)
     }

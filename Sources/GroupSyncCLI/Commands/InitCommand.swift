@@ -41,7 +41,7 @@ enum InitCommand: Command {
         }
         // Refused before the home is made: bad usage changes nothing (under the lock, it is checked again).
         if arguments.has("--new-identity") && !DeviceIdentityFiles.hasLostIdentity(home) {
-            _ = try DeviceIdentityFiles.loadOrCreate(home: home, commonName: "groupsync", replacingLost: true)
+            throw DeviceIdentityFiles.newIdentityRefused(home)
         }
         do { try home.create() } catch { throw .failure(error.description) }
         // The whole of it under the init lock: a command run meanwhile that finds the home unfinished (a key

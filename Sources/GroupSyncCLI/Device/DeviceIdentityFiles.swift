@@ -19,9 +19,7 @@ enum DeviceIdentityFiles {
         // damage, which `load` reports.
         if Self.isInterruptedInit(home) { unlink(home.privateKeyPath) }
         if replacingLost {
-            guard hasLostIdentity(home) else {
-                throw .usage("--new-identity is only for a home that holds a store but lost both \(home.certificatePath) and \(home.privateKeyPath); this one has \(access(home.storePath, F_OK) == 0 ? "its identity, or part of it" : "no store"): run 'groupsync init' without it")
-            }
+            guard hasLostIdentity(home) else { throw newIdentityRefused(home) }
         } else if let existing = try load(home: home) {
             return (existing, false)
         }
@@ -67,6 +65,11 @@ enum DeviceIdentityFiles {
     /// in progress.
     static func hasLostIdentity(_ home: Home) -> Bool {
         access(home.storePath, F_OK) == 0 && access(home.certificatePath, F_OK) != 0 && access(home.privateKeyPath, F_OK) != 0
+    }
+
+    /// `init --new-identity` where it does not fit: bad usage.
+    static func newIdentityRefused(_ home: Home) -> CLIError {
+        .usage("--new-identity is only for a home that holds a store but lost both \(home.certificatePath) and \(home.privateKeyPath); this one has \(access(home.storePath, F_OK) == 0 ? "its identity, or part of it" : "no store"): run 'groupsync init' without it")
     }
 
     /// `nil` when the home has no identity yet; an error naming the file when one is damaged, or both when a

@@ -61,6 +61,33 @@ struct ActionNotificationDaemonTests {
         #expect(try request(a, "focus-start")["status"] == .string("shown"))
     }
 
+    /// Two notifications of one callback reach the screen in the order the app listed them, with the daemon
+    /// running and when it starts later: they came sorted by identifier (found by review).
+    @Test func aCallbacksNotificationsAreShownInTheOrderListed() throws {
+        let folder = TemporaryFolder()
+        let (bus, a) = try runningOnItsOwnBus(in: folder)
+        try a.cli.run("set", suite, "actions_for_focus_intervalDidStart", "--json",
+                      #"[{"type":"sendNotification","payload":{"identifier":"z-first","title":"first"}},"#
+                      + #"{"type":"sendNotification","payload":{"identifier":"m-second","title":"second"}},"#
+                      + #"{"type":"sendNotification","payload":{"identifier":"a-third","title":"third"}}]"#)
+        try a.cli.run("fire", "--suite", suite, "--activity", "focus", "--callback", "intervalDidStart")
+        func summaries(_ count: Int) -> [Value?] {
+            let deadline = Date().addingTimeInterval(5)
+            var calls = bus.calls("Notify", timeout: 0)
+            while calls.count < count, Date() < deadline { Thread.sleep(forTimeInterval: 0.05); calls = bus.calls("Notify", timeout: 0) }
+            return calls.map { $0["summary"] }
+        }
+        #expect(summaries(3) == [.string("first"), .string("second"), .string("third")], "\(a.log)")
+        // Fired while no daemon ran (a callback at boot): shown in that order when it starts.
+        a.stop()
+        try a.cli.run("set", suite, "actions_for_focus_intervalDidEnd", "--json",
+                      #"[{"type":"sendNotification","payload":{"identifier":"y-end","title":"fourth"}},"#
+                      + #"{"type":"sendNotification","payload":{"identifier":"b-end","title":"fifth"}}]"#)
+        try a.cli.run("fire", "--suite", suite, "--activity", "focus", "--callback", "intervalDidEnd")
+        try a.start(environment: bus.environment)
+        #expect(summaries(5).suffix(2) == [.string("fourth"), .string("fifth")], "\(a.log)")
+    }
+
     @Test func removeAllDeliveredNotificationsDismissesWhatTheActionsShowed() throws {
         let folder = TemporaryFolder()
         let (bus, a) = try runningOnItsOwnBus(in: folder)

@@ -42,6 +42,21 @@ public enum ActionNotificationRequest {
 
     public static func status(of request: [String: Value]) -> String? { request["status"]?.stringValue }
 
+    /// Requests in the order they were fired: by `requestedAt`, then by their place in the firing (`order`),
+    /// then by key. Acted on by key alone, two notifications of one callback reached the screen sorted by their
+    /// identifiers, not in the order the app listed them (found by review). What is not a request comes last.
+    public static func inFiringOrder(_ entries: [Entry]) -> [Entry] {
+        func rank(_ entry: Entry) -> (Double, Int64) {
+            guard case .dictionary(let request)? = entry.value else { return (.infinity, 0) }
+            return (request["requestedAt"]?.epochMillis ?? 0, request["order"]?.intValue ?? 0)
+        }
+        return entries.map { ($0, rank($0)) }.sorted { a, b in
+            if a.1.0 != b.1.0 { return a.1.0 < b.1.0 }
+            if a.1.1 != b.1.1 { return a.1.1 < b.1.1 }
+            return (a.0.suite, a.0.key) < (b.0.suite, b.0.key)
+        }.map(\.0)
+    }
+
     /// Whether the request is another device's: its `device`, or for a request without one, who wrote it.
     public static func isOthers(_ request: [String: Value], writtenBy origin: DeviceID, device: DeviceID) -> Bool {
         !(Self.device(of: request).map { $0 == device.description } ?? (origin == device))

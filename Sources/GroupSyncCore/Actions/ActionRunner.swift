@@ -129,6 +129,8 @@ private struct Execution {
             }
             request["identifier"] = .string(identifier)
             request["requestedAt"] = .double(now)
+            // Its place among this firing's requests, which share `requestedAt`: kept in the order the actions list them.
+            request["order"] = .int(Int64(plan.notifications.count + 1))
             request["triggeredBy"] = .string(triggeredBy)
             request["status"] = .string(ActionNotificationRequest.pending)
             if let device { request["device"] = .string(device) }

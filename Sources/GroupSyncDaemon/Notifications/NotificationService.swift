@@ -231,7 +231,7 @@ final class NotificationService: @unchecked Sendable {
     /// review: the device whose write lost never showed it, and its `fire` said `pending`.
     func settleActionRequests(suite: String, handedOver: [String: [String: Value]]) -> String {
         do {
-            let entries = try store.liveEntries(suite: suite, keyPrefix: AppGroupState.notificationPrefix)
+            let entries = ActionNotificationRequest.inFiringOrder(try store.liveEntries(suite: suite, keyPrefix: AppGroupState.notificationPrefix))
             var object = JSONObject()
             object.add("ok", true)
             // Every request is settled; the answer keeps one status per identifier as Swift compares them: two
@@ -336,7 +336,7 @@ final class NotificationService: @unchecked Sendable {
     /// request is found by one or the other, never lost between them and never posted by both.
     private func settleAllActionRequests() {
         do {
-            for entry in try store.liveEntries(keyPrefix: AppGroupState.notificationPrefix) { _ = settle(entry) }
+            for entry in ActionNotificationRequest.inFiringOrder(try store.liveEntries(keyPrefix: AppGroupState.notificationPrefix)) { _ = settle(entry) }
         } catch {
             log.write("event=action-notifications-unreadable error=\(quoted("\(error)"))")
         }

@@ -127,6 +127,26 @@ import Testing
 
     /// Each notification of one firing gets its own identifier by default, as the library's UUID does: the
     /// second used to take the first one's and replace it.
+    /// An unknown level is ignored, as the library ignores it, but the report says so; a known one says nothing.
+    /// Each request keeps its place in the firing (`order`), which the daemon shows them in.
+    @Test func anUnknownInterruptionLevelIsReportedAndRequestsKeepTheirOrder() {
+        let start = CallbackInvocation(activity: "focus", callback: .intervalDidStart, event: nil)
+        let values: [String: Value] = [start.actionsKey: .array([
+            .dictionary(["type": .string("sendNotification"), "payload": .dictionary(["identifier": .string("z"), "title": .string("t"), "interruptionLevel": .string("loud")])]),
+            .dictionary(["type": .string("sendNotification"), "payload": .dictionary(["identifier": .string("a"), "title": .string("t"), "interruptionLevel": .string("critical")])]),
+        ])]
+        let result = plan(values, start)
+        #expect(result.reports.map(\.outcome) == [.done, .done])
+        #expect(result.reports[0].detail.contains("interruptionLevel 'loud' is unknown"), "\(result.reports[0].detail)")
+        #expect(!result.reports[1].detail.contains("unknown"), "\(result.reports[1].detail)")
+        #expect(result.notifications == ["z", "a"])
+        func order(_ id: String) -> Value? {
+            guard case .set(.dictionary(let request))? = result.changes[AppGroupState.notificationKey(id)] else { return nil }
+            return request["order"]
+        }
+        #expect(order("z") == .int(1) && order("a") == .int(2))
+    }
+
     @Test func twoNotificationsWithoutIdentifiersInOneFiringAreBothKept() {
         let note: (String) -> Value = { .dictionary(["type": .string("sendNotification"), "payload": .dictionary(["title": .string($0)])]) }
         let result = plan([end.actionsKey: .array([note("Focus ended"), note("Stretch")])])

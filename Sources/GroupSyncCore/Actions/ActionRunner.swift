@@ -136,7 +136,12 @@ private struct Execution {
             if let device { request["device"] = .string(device) }
             change(AppGroupState.notificationKey(identifier), .set(.dictionary(request)))
             plan.notifications.append(identifier)
-            return (.done, "notification '\(identifier)' requested (pending until the notifier delivers it)")
+            // Ignored as the library ignores it, but said: a typo otherwise showed at the default level in silence.
+            var unknownLevel = ""
+            if case .string(let level)? = payload["interruptionLevel"], (try? NotificationLevel(parsing: level)) == nil {
+                unknownLevel = "; its interruptionLevel '\(level)' is unknown and ignored (passive, active, timeSensitive, critical)"
+            }
+            return (.done, "notification '\(identifier)' requested (pending until the notifier delivers it)\(unknownLevel)")
         case "removeAllDeliveredNotifications":
             // The timestamp is kept for apps that read it; what takes the notifications down is each delivered
             // request of this device marked `removing`, which the daemon dismisses (now, or when it next starts)

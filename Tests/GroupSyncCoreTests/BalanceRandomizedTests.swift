@@ -82,6 +82,11 @@ import Testing
             let dayHeld = truth.dayRightsMs(of: d, on: today, today: today) - truth.spentMs(of: d, on: today)
             #expect(dayHeld + max(0, truth.earnedHeldMs(of: d, today: today, excludingDay: today)) >= 0, "\(context)")
             #expect(truth.freeSlots(of: d, today: today) >= 0)
+            // The one-pass reading of every day's spending (`overflowByDay`) agrees with asking day by day.
+            var spendDays = Set((truth.days[d] ?? [:]).filter { $0.value.spentMs > 0 }.keys)
+            for charge in (truth.charges[d] ?? [:]).values { spendDays.formUnion(charge.days) }
+            let dayByDay = Dictionary(uniqueKeysWithValues: spendDays.map { ($0, truth.overflowMs(of: d, on: $0, today: today)) })
+            #expect(truth.overflowByDay(of: d, today: today) == dayByDay, "\(context)")
         }
         let extensions = truth.days.values.reduce(0) { $0 + ($1[today]?.extensions ?? 0) }
         #expect(extensions <= truth.policy.maxExtensions, "extension cap held: \(context)")

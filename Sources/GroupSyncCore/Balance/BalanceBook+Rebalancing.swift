@@ -110,16 +110,19 @@ extension BalanceBook {
     /// the device that overflowed, which gives its earned minutes back. Expired rights are worth
     /// nothing else, so this is safe even towards a device that is not connected.
     mutating func refundExpiredDays() {
-        var overflowing: [CivilDate: [BalanceAccount]] = [:]
+        // Each device's overflow is read once for all its days (`overflowByDay`); a refund to one device on one
+        // day changes no other device's overflow, nor that device's on another day.
+        var overflowing: [CivilDate: [(device: BalanceAccount, ms: Int64)]] = [:]
         for device in ledger.accounts where device != me {
-            for day in ledger.spendDays(of: device) where day < today && ledger.overflowMs(of: device, on: day, today: today) > 0 {
-                overflowing[day, default: []].append(device)
+            for (day, ms) in ledger.overflowByDay(of: device, today: today) where day < today && ms > 0 {
+                overflowing[day, default: []].append((device, ms))
             }
         }
+        let mySpending = overflowing.isEmpty ? [:] : ledger.spentByDay(of: me)
         for (day, devices) in overflowing.sorted(by: { $0.key < $1.key }) {
-            var leftover = ledger.dayRightsMs(of: me, on: day, today: today).saturatingSubtracting(ledger.spentMs(of: me, on: day))
-            for device in devices.sorted() where leftover > 0 {
-                let amount = min(leftover, ledger.overflowMs(of: device, on: day, today: today))
+            var leftover = ledger.dayRightsMs(of: me, on: day, today: today).saturatingSubtracting(mySpending[day] ?? 0)
+            for (device, overflow) in devices.sorted(by: { $0.device < $1.device }) where leftover > 0 {
+                let amount = min(leftover, overflow)
                 giveDayRights(amount, to: device, day: day)
                 leftover -= amount
             }

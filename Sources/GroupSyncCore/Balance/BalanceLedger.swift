@@ -68,9 +68,9 @@ public struct BalanceLedger: Sendable {
             case ("charge", 3), ("charge", 4):
                 // The account's text is its canonical form (parsing refuses any other), so the key is built from it
                 // rather than by formatting the device ID again.
-                if let charge = UsageCharge(value), key == "charge.\(parts[1]).\(charge.armedAt).\(charge.activity)" {
-                    charges[account, default: [:]][MonitorID(activity: charge.activity, armedAt: charge.armedAt)] = charge
-                }
+                guard let charge = UsageCharge(value) else { continue }
+                let monitor = MonitorID(activity: charge.activity, armedAt: charge.armedAt)
+                if key == Self.chargeKey(accountText: parts[1], monitor) { charges[account, default: [:]][monitor] = charge }
             default: continue
             }
         }
@@ -86,7 +86,8 @@ public struct BalanceLedger: Sendable {
     static func wantKey(_ d: BalanceAccount) -> String { "want.\(d)" }
     static func dayTransferKey(_ from: BalanceAccount, _ to: BalanceAccount, _ day: CivilDate) -> String { "give.\(from).\(to).\(day)" }
     static func earnedTransferKey(_ from: BalanceAccount, _ to: BalanceAccount) -> String { "give.\(from).\(to).earned" }
-    static func chargeKey(_ d: BalanceAccount, _ monitor: MonitorID) -> String { "charge.\(d).\(monitor.armedAt).\(monitor.activity)" }
+    static func chargeKey(_ d: BalanceAccount, _ monitor: MonitorID) -> String { chargeKey(accountText: d.description, monitor) }
+    static func chargeKey(accountText: some StringProtocol, _ monitor: MonitorID) -> String { "charge.\(accountText).\(monitor.armedAt).\(monitor.activity)" }
 
     // MARK: Changes (each marks its key for writing)
 

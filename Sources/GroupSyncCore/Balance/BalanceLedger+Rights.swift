@@ -116,13 +116,14 @@ extension BalanceLedger {
         (days[account]?[day]?.spentMs ?? 0).saturatingAdding((charges[account] ?? [:]).values.saturatingSum { $0.ms(on: day) })
     }
 
+    /// What `account` spent on `day` beyond its day rights (paid from earned minutes).
     public func overflowMs(of account: BalanceAccount, on day: CivilDate, today: CivilDate) -> Int64 {
-        let spent = spentMs(of: account, on: day)
-        return spent == 0 ? 0 : max(0, spent.saturatingSubtracting(dayRightsMs(of: account, on: day, today: today)))
+        overflowMs(of: account, on: day, today: today, spent: spentMs(of: account, on: day))
     }
 
-    /// Days on which `account` spent anything.
-    public func spendDays(of account: BalanceAccount) -> Set<CivilDate> { Set(spentByDay(of: account).keys) }
+    private func overflowMs(of account: BalanceAccount, on day: CivilDate, today: CivilDate, spent: Int64) -> Int64 {
+        spent == 0 ? 0 : max(0, spent.saturatingSubtracting(dayRightsMs(of: account, on: day, today: today)))
+    }
 
     /// `spentMs` of every day `account` spent anything on, in one pass over its charges. Asked day by day for
     /// every such day, `spentMs` read every charge each time: quadratic in the days of use (found by a review
@@ -139,7 +140,7 @@ extension BalanceLedger {
     /// `overflowMs` of every day `account` spent anything on (zero where it stayed within its day rights).
     public func overflowByDay(of account: BalanceAccount, today: CivilDate) -> [CivilDate: Int64] {
         spentByDay(of: account).reduce(into: [:]) { overflow, day in
-            overflow[day.key] = day.value == 0 ? 0 : max(0, day.value.saturatingSubtracting(dayRightsMs(of: account, on: day.key, today: today)))
+            overflow[day.key] = overflowMs(of: account, on: day.key, today: today, spent: day.value)
         }
     }
 

@@ -101,20 +101,26 @@ import GroupSyncTestSupport
         #expect(try cli.run("balance", "spend", "1").stdout.hasPrefix("spent 1 of 1 min"))
     }
 
-    /// A queue of holders, each brief, is waited through however long the queue: the 15 s bound is for one
-    /// holder. Counted from the first try, a burst of `usage record`s failed the tail of the queue (found by a
-    /// review of a simulated year). Eight holders of 2.5 s each, queued on the lock, keep it 20 s in all.
-    @Test func aLongQueueOfBriefHoldersIsWaitedThrough() throws {
+    /// A queue of holders is waited through however long the queue: the 15 s bound is for one holder. Counted
+    /// from the first try, a burst of `usage record`s failed the tail of the queue (found by a review of a
+    /// simulated year). Two holders of 9 s each, queued on the lock, keep it 18 s in all. A command that slips
+    /// in at the handover (the lock is free for a moment) tests nothing: the trial is made again, up to three
+    /// times, and every trial must succeed.
+    @Test func aLongQueueOfHoldersIsWaitedThrough() throws {
         try cli.run("init")
         try cli.run("balance", "policy", "--daily-base", "30")
-        let queue = try (0..<8).map { _ in try ChildProcess("/usr/bin/flock", [cli.home + "/balance.lock", "/bin/sleep", "2.5"]) }
-        defer { queue.forEach { $0.terminate() } }
-        Thread.sleep(forTimeInterval: 0.3)
-        let started = Date()
-        let spend = try cli.run(["timeout", "-s", "KILL", "90", GroupSyncBinary.path, "balance", "spend", "1"], executable: "/usr/bin/env")
-        let seconds = Date().timeIntervalSince(started)
-        #expect(spend.status == 0 && spend.stdout.hasPrefix("spent 1 of 1 min"), "exit \(spend.status) after \(seconds) s: \(spend.stderr)")
-        #expect(seconds > 15, "the queue held the lock \(seconds) s: the test did not test the bound")
+        var longest = 0.0
+        for _ in 0..<3 where longest <= 15 {
+            let queue = try (0..<2).map { _ in try ChildProcess("/usr/bin/flock", [cli.home + "/balance.lock", "/bin/sleep", "9"]) }
+            defer { queue.forEach { $0.terminate() } }
+            Thread.sleep(forTimeInterval: 0.3)
+            let started = Date()
+            let spend = try cli.run(["timeout", "-s", "KILL", "90", GroupSyncBinary.path, "balance", "spend", "1"], executable: "/usr/bin/env")
+            let seconds = Date().timeIntervalSince(started)
+            #expect(spend.status == 0 && spend.stdout.hasPrefix("spent 1 of 1 min"), "exit \(spend.status) after \(seconds) s: \(spend.stderr)")
+            longest = max(longest, seconds)
+        }
+        #expect(longest > 15, "every trial slipped in at a handover (longest wait \(longest) s): the bound was not tested")
     }
 
     @Test func badInputIsRefusedWithExitCode2AndNothingWritten() throws {

@@ -25,6 +25,10 @@ import GroupSyncTransport
             try b.cli.run("peer", "add", a.id, a.address)
         }
 
+        // The folder is the first property, so it would go first: its removal then raced the daemons, which
+        // were still writing in it, and left it behind in /tmp after every run. The daemons end first.
+        deinit { for device in [a, honest] { device.stop(signal: SIGKILL) } }
+
         /// A write on each side of a–honest arrives within two seconds (milliseconds when idle): their sync does not stall.
         func expectHonestSyncFlows(_ label: String) throws {
             try honest.cli.run("set", "group.test", "from-honest", label)

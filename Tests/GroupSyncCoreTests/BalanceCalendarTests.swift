@@ -26,6 +26,19 @@ import Testing
         #expect(CivilDate(parsing: "2024-2-9") == nil)
     }
 
+    /// Only exactly `YYYY-MM-DD` in ASCII digits is a date: the byte-wise reading refuses what the
+    /// character-wise one did (digits of other scripts, signs, spaces, marks, a date inside a longer text).
+    @Test func onlyTheExactFormIsADate() {
+        #expect(CivilDate(parsing: "0000-01-01") == CivilDate(year: 0, month: 1, day: 1))
+        #expect(CivilDate(parsing: "9999-12-31") == CivilDate(year: 9999, month: 12, day: 31))
+        #expect(CivilDate(parsing: "2026-12-01"[...]) == CivilDate(year: 2026, month: 12, day: 1))
+        for text in ["", "2026-12-1", "2026-12-001", "2026/12/01", "2026-12-01 ", " 2026-12-01", "+026-12-01",
+                     "2026--12-01", "2026-1a-01", "\u{FF12}026-12-01", "2026-12-0\u{0661}", "2026-12-01\u{301}", "2026-1\u{301}2-01",
+                     "2026-00-01", "2026-13-01", "2026-04-31", "2026-12-00", "day.2026-12-01", "2026-12-01.x", "20261201xx"] {
+            #expect(CivilDate(parsing: text) == nil, "\(text.debugDescription)")
+        }
+    }
+
     @Test func posixRulesGiveTheRightOffsets() {
         #expect(Self.madrid.utcOffsetSeconds(atUTCMillis: Self.utc(2026, 1, 15)) == 3600)
         #expect(Self.madrid.utcOffsetSeconds(atUTCMillis: Self.utc(2026, 7, 15)) == 7200)

@@ -46,7 +46,9 @@ public struct BalanceLedger: Sendable {
                 if let event = FiredThreshold(value), event.key == key { fired[event.monitor, default: [:]][event.event] = event }
                 continue
             }
-            let parts = key.split(separator: ".", maxSplits: 3, omittingEmptySubsequences: false)
+            // Split as bytes, as the store tells names apart (`EntryName.starts`), and because splitting into
+            // characters cost as much as the rest of the read together.
+            let parts = key.utf8.split(separator: UInt8(ascii: "."), maxSplits: 3, omittingEmptySubsequences: false).map(Substring.init)
             guard parts.count >= 2, let account = parsedAccount(parts[1]) else { continue }
             // Single-writer keys are honoured only when their writer is the device their account names.
             guard entry.version.origin == account.device else { continue }
@@ -55,14 +57,14 @@ public struct BalanceLedger: Sendable {
             case ("quota", 2):
                 if case .array(let items) = value { gifts[account] = items.compactMap(QuotaGift.init) }
             case ("day", 3):
-                if let day = CivilDate(parsing: String(parts[2])), let record = DeviceDayRecord(value) { days[account, default: [:]][day] = record }
+                if let day = CivilDate(parsing: parts[2]), let record = DeviceDayRecord(value) { days[account, default: [:]][day] = record }
             case ("earned", 2): earned[account] = EarnedRecord(value)
             case ("want", 2): requests[account] = RightsRequest(value)
             case ("give", 4):
                 guard let to = parsedAccount(parts[2]), to != account else { continue }
                 if parts[3] == "earned" {
                     if case .dictionary(let d) = value { earnedTransfers[account, default: [:]][to] = d.count("ms") }
-                } else if let day = CivilDate(parsing: String(parts[3])), let transfer = DayTransfer(value) {
+                } else if let day = CivilDate(parsing: parts[3]), let transfer = DayTransfer(value) {
                     dayTransfers[account, default: [:]][to, default: [:]][day] = transfer
                 }
             case ("charge", 3), ("charge", 4):

@@ -66,12 +66,24 @@ public struct CivilDate: Hashable, Comparable, Sendable, CustomStringConvertible
         return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))"
     }
 
-    /// Parses exactly `YYYY-MM-DD`.
-    public init?(parsing text: String) {
-        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
-              parts.allSatisfy({ $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
-              let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]) else { return nil }
-        self.init(year: y, month: m, day: d)
+    /// Parses exactly `YYYY-MM-DD`. Byte by byte, as the form is ten ASCII bytes: a balance read parses a date
+    /// for every day record of a year of use, and splitting into characters was most of that read's cost.
+    public init?(parsing text: some StringProtocol) {
+        guard text.utf8.count == 10 else { return nil }
+        var year = 0, month = 0, day = 0
+        for (offset, byte) in text.utf8.enumerated() {
+            if offset == 4 || offset == 7 {
+                guard byte == UInt8(ascii: "-") else { return nil }
+                continue
+            }
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            let digit = Int(byte - UInt8(ascii: "0"))
+            switch offset {
+            case ..<4: year = year * 10 + digit
+            case ..<7: month = month * 10 + digit
+            default: day = day * 10 + digit
+            }
+        }
+        self.init(year: year, month: month, day: day)
     }
 }

@@ -160,6 +160,25 @@ import GroupSyncTestSupport
         try waitFor(b, "b takes part") { $0["devices"] == .int(2) }
     }
 
+    /// Removing a device that holds part of the balance says what it keeps (its share of every day's allowance,
+    /// and its earned minutes), since no other device can spend them; removing one that holds none says nothing.
+    @Test func removingADeviceThatHoldsPartOfTheBalanceSaysWhatItKeeps() throws {
+        let folder = TemporaryFolder()
+        let (a, b) = try startedPair(in: folder)
+        try a.cli.run("balance", "policy", "--daily-base", "60", "--max-extensions", "0")
+        try a.cli.run("balance", "earn", "20")
+        for device in [a, b] { try waitFor(device, "an even share") { $0["heldHereMinutes"] == .double(40) && $0["devices"] == .int(2) } }
+        let removed = try a.cli.run("peer", "remove", b.id)
+        #expect(removed.status == 0 && removed.stdout.isEmpty, "\(removed.stderr)")
+        #expect(removed.stderr.contains("note: \(String(b.id.prefix(7))) keeps its share of the balance (50% of each day's allowance and 10 earned minutes)"), "\(removed.stderr)")
+        #expect(removed.stderr.split(separator: "\n").count == 1, "\(removed.stderr)")
+
+        let otherFolder = TemporaryFolder()
+        let (c, d) = try startedPair(in: otherFolder)
+        let quiet = try c.cli.run("peer", "remove", d.id)
+        #expect(quiet.status == 0 && quiet.stderr.isEmpty, "a device that never used the balance keeps none of it: \(quiet.stderr)")
+    }
+
     /// An extension refused because the only free slot is on a device that is away must not leave this
     /// device's request for it open: an open request stops it from handing its own minutes to the others.
     @Test func aRefusedExtensionLeavesNoRequestThatStopsMinutesBeingHandedOver() throws {

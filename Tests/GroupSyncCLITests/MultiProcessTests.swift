@@ -14,9 +14,13 @@ import GroupSyncTestSupport
         let script = "for i in $(seq 1 300); do \"$BIN\" set group.parallel k$i v$i 2>>\"$ERR\" || echo \"fail $i $?\" >>\"$ERR\" & done; wait"
         let shell = try runShell(script, environment: ["BIN": GroupSyncBinary.path, "ERR": folder.path + "/errors", "GROUPSYNC_HOME": cli.home])
         #expect(shell == 0)
-        let errors = (try? String(contentsOfFile: folder.path + "/errors", encoding: .utf8)) ?? ""
-        #expect(errors.isEmpty, "writers complained: \(errors.prefix(500))")
-        #expect(!errors.contains("locked"))
+        // A writer that waits a second for the lock says so and goes on (`LockWait`): on a machine loaded by
+        // other work, 300 writers on two cores do wait that long (a loaded full run printed it twice). Nothing
+        // else may be said.
+        let errors = ((try? String(contentsOfFile: folder.path + "/errors", encoding: .utf8)) ?? "")
+            .split(separator: "\n").filter { !$0.hasPrefix("groupsync set: waiting for the store's write lock, held by process ") }
+        #expect(errors.isEmpty, "writers complained: \(errors.prefix(5))")
+        #expect(!errors.contains { $0.contains("locked") })
         let keys = try cli.run("list", "group.parallel").lines
         #expect(keys.count == 300)
         for i in [1, 150, 300] { #expect(try cli.run("get", "group.parallel", "k\(i)").stdout == "v\(i)\n") }

@@ -13,7 +13,9 @@ enum PeerCommand: Command {
 
         Pairing is by device ID (see 'groupsync id' on the other device), in both directions: a connection
         is accepted only when each side has paired the other. 'add' on a paired device updates its address
-        and name. 'remove' also drops a live connection at once. A running daemon picks changes up at once.
+        and name. 'remove' also drops a live connection at once, and says on stderr what of the balance the
+        device keeps (its share of the allowance, its earned minutes), if any. A running daemon picks changes
+        up at once.
         HOST is an IPv4 address, a host name or [IPv6] (a link-local one with its %interface); without
         :PORT, the port is \(ListenAddress.defaultPort).
 
@@ -89,6 +91,24 @@ enum PeerCommand: Command {
         let removed: Bool
         do { removed = try context.store.unpair(id) } catch { throw error.asCLIError }
         guard removed else { throw .notFound("device \(given) is not paired") }
+        if let share = balanceShare(of: id, context, invocation) {
+            Console.error("groupsync: note: \(id.short) keeps its share of the balance (\(share)), which no other device can spend; before removing a device for good, spend or hand over its minutes while it is connected (RELIABILITY.md, known limitation 9)")
+        }
+    }
+
+    /// What of the balance a removed device keeps, in words, or nil when it keeps nothing: its slices of every
+    /// later day's allowance, and the earned minutes it holds. Said when it is removed, the moment a user who
+    /// replaces a machine learns why the allowance shrank (before, the balance shrank by its share in silence).
+    private static func balanceShare(of id: DeviceID, _ context: DeviceContext, _ invocation: Invocation) -> String? {
+        let session = BalanceSession(context: context, environment: invocation.environment)
+        guard let (slices, earnedMs) = try? session.update({ book -> (Int64, Int64)? in
+            guard let account = book.ledger.liveAccount(of: id) else { return nil }
+            return (book.ledger.slices(of: account, on: nil).count, book.ledger.earnedHeldMs(of: account, today: book.today))
+        }) else { return nil }
+        var parts: [String] = []
+        if slices > 0 { parts.append("\(slices * 100 / QuotaSlices.total)% of each day's allowance") }
+        if earnedMs > 0 { parts.append("\(BalanceFormatting.minutes(earnedMs)) earned minutes") }
+        return parts.isEmpty ? nil : parts.joined(separator: " and ")
     }
 
     /// A whole device ID, or the short one `status`, `peer list` and the logs show (its first group), when it

@@ -67,7 +67,7 @@ public struct CivilDate: Hashable, Comparable, Sendable, CustomStringConvertible
     }
 
     /// Parses exactly `YYYY-MM-DD`. Byte by byte, as the form is ten ASCII bytes: a balance read parses a date
-    /// for every day record of a year of use, and splitting into characters was most of that read's cost.
+    /// for every day record of a year of use, and split into characters that was a tenth of the read's time.
     public init?(parsing text: some StringProtocol) {
         guard text.utf8.count == 10 else { return nil }
         var year = 0, month = 0, day = 0

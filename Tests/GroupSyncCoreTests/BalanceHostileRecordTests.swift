@@ -92,5 +92,34 @@ import Testing
         // The proportional share of a rebalancing step, exact in between however large its factors.
         #expect(Int64.max.scaled(by: Int64.max - 1, dividedBy: Int64.max) == Int64.max - 1)
         #expect(Int64(10).scaled(by: 3, dividedBy: 4) == 7)
+        // A quotient just past Int64 sticks at the end its sign points to, where dividing it out would trap.
+        #expect(Int64(1 << 62).scaled(by: 4, dividedBy: 1) == .max)
+        #expect(Int64(1 << 62).scaled(by: -4, dividedBy: 1) == .min)
+    }
+
+    /// Holders cover a debt in proportion to what they hold, each part rounded up so that the parts add up to
+    /// at least the debt, even a debt smaller than the number of holders (rounded down, each part was 0 and
+    /// such a debt was never covered).
+    @Test func proportionalPartsRoundUpSoTheyCoverTheDebt() {
+        #expect(BalanceBook.share(of: 10, mine: 100, all: 300) == 4)
+        #expect(BalanceBook.share(of: 2, mine: 100, all: 300) == 1)
+        #expect(3 * BalanceBook.share(of: 2, mine: 100, all: 300) >= 2)
+        #expect(BalanceBook.share(of: 10, mine: 3, all: 300) == 1, "never more than the holder holds")
+        #expect(BalanceBook.share(of: 500, mine: 100, all: 300) == 100, "a debt above all holdings takes what each holds")
+    }
+
+    /// Earning a negative amount (through the library; the command line refuses it) earns nothing rather than
+    /// taking minutes away.
+    @Test func aNegativeEarningEarnsNothing() {
+        let device = BalanceDevice(1)
+        // In the operation itself, before its record is stored and read back (reading clamps it too).
+        let inBook = device.act(at: noon) { book in
+            book.earn(-minute, reason: "")
+            return book.ledger.earnedRightsMs(of: book.me)
+        }
+        #expect(inBook == 0)
+        #expect(device.book(at: noon).ledger.earnedRightsMs(of: device.account) == 0)
+        device.act(at: noon) { $0.earn(2 * minute, reason: "") }
+        #expect(device.book(at: noon).ledger.earnedRightsMs(of: device.account) == 2 * minute)
     }
 }

@@ -35,6 +35,15 @@ import Testing
         #expect(HLC(parsing: "1795958497424.3") == HLC(wallMillis: 1_795_958_497_424, logical: 3))
         #expect(HLC(parsing: "abc") == nil)
         #expect(HLC(parsing: "1.2.3") == nil)
+        #expect(HLC(parsing: "-5.0") == nil, "no time before 1970")
+    }
+
+    /// An observed time with the same wall time and a higher counter still orders later local writes after it.
+    @Test func anObservedCounterAtTheSameWallTimeIsKept() throws {
+        var clock = HybridClock(last: HLC(wallMillis: 100, logical: 0))
+        try clock.observe(HLC(wallMillis: 100, logical: 5), physicalMillis: 100)
+        #expect(clock.last == HLC(wallMillis: 100, logical: 5))
+        #expect(clock.tick(physicalMillis: 100) > HLC(wallMillis: 100, logical: 5))
     }
 }
 

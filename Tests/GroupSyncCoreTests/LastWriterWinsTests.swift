@@ -51,6 +51,21 @@ import Testing
         #expect(merge(a, a) == a)
     }
 
+    /// A peer's entry that no store may keep (an empty key, a number that is not finite) is reported as
+    /// unstorable and not stored; the entries beside it are.
+    @Test func anEntryNoStoreMayKeepIsReportedAndNotStored() {
+        let store = MemoryReplicaStore(device: Self.devices[0], storeID: "store-0")
+        let version = Version(hlc: HLC(wallMillis: 1, logical: 0), origin: Self.devices[1])
+        let entries = [Entry(suite: "s", key: "", value: .int(1), version: version),
+                       Entry(suite: "s", key: "nan", value: .double(.nan), version: version),
+                       Entry(suite: "s", key: "fine", value: .int(2), version: version)]
+        let result = store.apply(entries, physicalMillis: 1)
+        #expect(result.unstorable.map(\.entry.key) == ["", "nan"])
+        #expect(result.applied.map(\.entry.key) == ["fine"])
+        #expect(store.entry(suite: "s", key: "") == nil && store.entry(suite: "s", key: "nan") == nil)
+        #expect(store.entry(suite: "s", key: "fine")?.value == .int(2))
+    }
+
     @Test func equalVersionsStillPickOneWinnerDeterministically() {
         let version = Version(hlc: HLC(wallMillis: 5), origin: Self.devices[0])
         let x = Entry(suite: "s", key: "k", value: .string("x"), version: version)

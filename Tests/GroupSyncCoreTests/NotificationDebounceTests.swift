@@ -14,6 +14,12 @@ import Testing
         #expect(NotificationDebounce.decide(lastPostedAtMillis: last, minIntervalSeconds: 0.5, nowMillis: last + 499) == .suppress(untilMillis: last + 500))
     }
 
+    /// An interval that is not a whole number of milliseconds is rounded up, so it is never shorter than asked.
+    @Test func aFractionOfAMillisecondRoundsTheIntervalUp() {
+        #expect(NotificationDebounce.decide(lastPostedAtMillis: 1_000, minIntervalSeconds: 0.0005, nowMillis: 1_000) == .suppress(untilMillis: 1_001))
+        #expect(NotificationDebounce.decide(lastPostedAtMillis: 1_000, minIntervalSeconds: 1.0001, nowMillis: 2_000) == .suppress(untilMillis: 2_001))
+    }
+
     @Test func zeroIntervalNeverSuppresses() {
         #expect(NotificationDebounce.decide(lastPostedAtMillis: 5, minIntervalSeconds: 0, nowMillis: 5) == .post)
     }

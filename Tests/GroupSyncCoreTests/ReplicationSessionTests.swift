@@ -499,6 +499,41 @@ import Testing
         #expect(b.store.entry(suite: "group.test", key: "after-step")?.value == .int(1), "\(step.name)")
     }
 
+    /// A pong that answers no ping we sent, echoing a time ahead of our clock (a faulty peer, or our wall clock
+    /// stepped back), has a negative round trip: it measures nothing. Taken as a measurement it made a bogus
+    /// offset with a negative uncertainty, and with the numbers below closed a healthy session as clock skew.
+    @Test func aPongWithANegativeRoundTripMeasuresNothing() {
+        var (session, a) = Self.establishedWithScriptedPeer()
+        let (offset, uncertainty) = (session.clockOffsetMillis, session.clockOffsetUncertaintyMillis)
+        let outputs = session.receive(bytes: MessageCodec.encode(.pong(echoMillis: 601_000, millis: 1_000 - 600_000)),
+                                      at: .both(1_000), store: a.store)
+        #expect(!outputs.contains { if case .close = $0 { true } else { false } }, "\(outputs)")
+        #expect(session.clockOffsetMillis == offset && session.clockOffsetUncertaintyMillis == uncertainty)
+    }
+
+    /// An offset exactly at the refusal bound is still within it: only beyond it are the peer's entries refused.
+    @Test func anOffsetExactlyAtTheBoundIsAccepted() {
+        let a = ReplicationNode("a", index: 0)
+        let bound = SessionConfiguration().clockRefuseMillis
+        for (skew, refused) in [(bound, false), (bound + 1, true), (-bound, false), (-bound - 1, true)] {
+            var session = PeerSession(peer: ReplicationFixtures.device(1), deviceName: "a")
+            _ = session.start(at: .both(0), store: a.store)
+            let hello = Hello(versions: 1...1, deviceName: "b", storeID: "b-1", physicalMillis: skew, resume: nil)
+            let outputs = session.receive(bytes: MessageCodec.encode(.hello(hello)), at: .both(0), store: a.store)
+            #expect(outputs.contains { if case .close = $0 { true } else { false } } == refused, "skew \(skew): \(outputs)")
+        }
+    }
+
+    /// A reading nearly as certain as the one kept (within 20 ms of slack, or twice its uncertainty) replaces it,
+    /// so the offset follows the latest good measurement instead of sticking to one exact first reading.
+    @Test func aNearlyAsCertainReadingReplacesTheKeptOne() {
+        var (session, a) = Self.establishedWithScriptedPeer()
+        #expect(session.clockOffsetMillis == 0 && session.clockOffsetUncertaintyMillis == 0)
+        // The handshake's ping (wall 0) answered after 30 ms by a peer whose clock read 25 at the midpoint (15).
+        _ = session.receive(bytes: MessageCodec.encode(.pong(echoMillis: 0, millis: 25)), at: .both(30), store: a.store)
+        #expect(session.clockOffsetMillis == 10 && session.clockOffsetUncertaintyMillis == 15)
+    }
+
     /// A pong's round trip is timed on the monotonic clock, so a wall step while the ping was out neither
     /// throws the measurement away (a negative wall round trip) nor skews it by the step.
     @Test func aPongAcrossAWallStepStillMeasuresTheOffset() {

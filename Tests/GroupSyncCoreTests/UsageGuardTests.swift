@@ -280,6 +280,125 @@ import Testing
     }
 }
 
+/// Usage charges at their edges: a clock a little ahead at midnight, an overpaid monitor, a give-back that
+/// spans days, the last day of the settling window. Each was a guard no test held (found by a mutation run).
+@Suite struct UsageChargeEdgeTests {
+    let armed: Int64 = noon - 10 * minute
+    var monitor: MonitorID { MonitorID(activity: "focus", armedAt: armed) }
+
+    func solo(base: Double) -> BalanceDevice {
+        let device = BalanceDevice(1)
+        device.setPolicy(BalancePolicy.Key.dailyBase, .double(base), at: noon - 20 * day)
+        device.act(at: noon - 20 * day) { $0.register() }
+        return device
+    }
+
+    /// Records `name` of `monitor` as fired at `at`, without charging it (as a peer's record would arrive).
+    func fire(_ device: BalanceDevice, _ monitor: MonitorID, _ name: String, at: Int64) {
+        let threshold = try! UsageThresholdName(parsing: name)
+        device.act(at: at) { $0.ledger.recordFired(FiredThreshold(monitor: monitor, event: name, usedMs: threshold.usedMs, at: at)) }
+    }
+
+    func setCharge(_ device: BalanceDevice, _ monitor: MonitorID, day: CivilDate, ms: Int64, earlier: [CivilDate: Int64] = [:], at: Int64) {
+        device.act(at: at) { book in
+            book.ledger.setCharge(UsageCharge(activity: monitor.activity, armedAt: monitor.armedAt, day: day, ms: ms, at: at, earlier: earlier), of: book.me)
+        }
+    }
+
+    /// A clock up to the drift bound ahead stamps usage just past midnight while this device's day is still
+    /// today: it is paid from today. Filed under tomorrow, today's balance never moved (free minutes) and
+    /// tomorrow's allowance paid for it.
+    @Test func usageStampedJustPastMidnightByAClockAheadIsPaidFromToday() {
+        let device = solo(base: 60)
+        let midnight = noon + 12 * 60 * minute
+        let late = MonitorID(activity: "focus", armedAt: midnight - 20 * minute)
+        let now = midnight - 2 * minute
+        let outcome = device.act(at: now) { $0.recordUsage(monitor: late, threshold: try! UsageThresholdName(parsing: "used-10"), at: midnight + minute) }
+        #expect(outcome.chargedMs == 10 * minute)
+        let s = device.summary(at: now)
+        #expect(s.spentTodayMs == 10 * minute)
+        #expect(s.remainingMs == 50 * minute)
+        #expect(device.book(at: now).ledger.charges[device.account]?[late]?.day == s.day)
+    }
+
+    /// A phantom burst charged on two devices apart (1 and 5 minutes) is overpaid once they meet: its usage is 0.
+    /// The overpayment is no credit against another monitor's debt, and the device that is not the owner gives
+    /// its part back on its own, without waiting for the owner (which may be offline).
+    @Test func anOverpaidMonitorCancelsNoOtherDebtAndANonOwnerGivesBackItsExcess() {
+        let devices = pairedDevices(2)
+        let (first, second) = (devices[0], devices[1])
+        first.setPolicy(BalancePolicy.Key.dailyBase, .double(0), at: noon - 2 * day)
+        syncAll(devices, at: noon - day)
+        for d in devices { d.act(at: noon - day) { $0.register() } }
+        settle(devices, at: noon - day)
+        first.act(at: noon - day) { $0.earn(60 * minute, reason: "push-ups") }
+        settle(devices, at: noon - day)
+        let today = first.summary(at: noon).day
+        fire(first, monitor, "used-5", at: armed + 10 * minute)
+        fire(first, monitor, "used-6", at: armed + 10 * minute + 1_000)
+        #expect(first.book(at: noon).usageVerdict(monitor).usedMs == 0, "a burst of a minute in a second is a phantom")
+        setCharge(first, monitor, day: today, ms: minute, at: noon)
+        setCharge(second, monitor, day: today, ms: 5 * minute, at: noon)
+        let other = MonitorID(activity: "games", armedAt: armed)
+        fire(first, other, "used-10", at: armed + 11 * minute)
+        setCharge(first, other, day: today, ms: 0, at: noon)
+        syncAll(devices, at: noon)
+        #expect(first.book(at: noon).uncoveredMs(monitor) == 0)
+        #expect(first.summary(at: noon).owedMs == 10 * minute, "what the games monitor owes, whatever the focus monitor overpaid")
+        second.act(at: noon) { $0.settleUsage() }
+        #expect(second.book(at: noon).ledger.charges[second.account]?[monitor]?.ms == 0, "no more than the usage")
+    }
+
+    /// Charged less than was paid, a charge gives back from its latest day first, day by day, and is left on
+    /// the earliest day it still pays on, with nothing recorded for days after it.
+    @Test func aGiveBackAcrossThreeDaysEmptiesTheLatestDaysFirst() {
+        let device = solo(base: 60)
+        let today = device.summary(at: noon).day
+        let (d1, d2) = (CivilDate(ordinal: today.ordinal - 2), CivilDate(ordinal: today.ordinal - 1))
+        fire(device, monitor, "used-5", at: armed + 6 * minute)
+        setCharge(device, monitor, day: today, ms: 25 * minute, earlier: [d1: 10 * minute, d2: 10 * minute], at: noon)
+        device.act(at: noon) { $0.settleUsage() }
+        let charge = device.book(at: noon).ledger.charges[device.account]?[monitor]
+        #expect(charge?.ms == 5 * minute)
+        #expect(charge?.day == d1)
+        #expect(charge?.earlier.isEmpty == true, "\(String(describing: charge?.earlier))")
+        #expect(charge.map { [$0.ms(on: d1), $0.ms(on: d2), $0.ms(on: today)] } == [5 * minute, 0, 0])
+    }
+
+    /// A debt filed on the last day of the settling window is still owed (the agent still pays it): left out, the
+    /// balance showed it as spendable for that day.
+    @Test func aDebtOnTheLastDayOfTheSettlingWindowIsOwed() {
+        let device = solo(base: 0)
+        device.act(at: noon - 15 * day) { $0.earn(10 * minute, reason: "push-ups") }
+        let today = device.summary(at: noon).day
+        let oldest = CivilDate(ordinal: today.ordinal - BalanceBook.settlingWindowDays)
+        let old = MonitorID(activity: "focus", armedAt: noon - 14 * day - 10 * minute)
+        fire(device, old, "used-5", at: noon - 14 * day - 4 * minute)
+        setCharge(device, old, day: oldest, ms: 0, at: noon - 14 * day)
+        #expect(device.summary(at: noon).owedMs == 5 * minute)
+        #expect(device.summary(at: noon).remainingMs == 5 * minute)
+    }
+
+    /// Minutes held by a store moved aside stay in `remaining` (as stranded) even when the current store owes
+    /// more than it holds: remaining is never shown below what is stranded.
+    @Test func remainingNeverFallsBelowWhatAStoreMovedAsideHolds() {
+        let device = solo(base: 0)
+        device.act(at: noon - day) { $0.earn(10 * minute, reason: "push-ups") }
+        // The old store's records come back from a peer, as they would to a device whose store was moved aside.
+        let before = device.store.entries
+        device.moveStoreAside(newStoreID: "store-1b", group: [device])
+        _ = device.store.apply(before, physicalMillis: noon - day)
+        device.act(at: noon - day) { $0.register() }
+        let long = MonitorID(activity: "focus", armedAt: noon - 40 * minute)
+        fire(device, long, "used-30", at: noon - 5 * minute)
+        setCharge(device, long, day: device.summary(at: noon).day, ms: 0, at: noon)
+        #expect(device.summary(at: noon).owedMs == 30 * minute)
+        let s = device.summary(at: noon)
+        #expect(s.strandedMs == 10 * minute)
+        #expect(s.remainingMs == 10 * minute)
+    }
+}
+
 @Suite struct MinutesTextTests {
     @Test func minutesReadAsAPersonWritesThem() {
         #expect(MinutesText.format(5) == "5")

@@ -79,6 +79,19 @@ import Testing
         for id in ["theirs", "gone", "quiet"] { #expect(plan.changes[AppGroupState.notificationKey(id)] == nil, "\(id)") }
     }
 
+    /// Requests are acted on in the order they were fired: by time requested, then by their place in the firing,
+    /// whatever their identifiers; a key that holds no request comes last.
+    @Test func requestsAreActedOnInTheOrderTheyWereFired() {
+        let version = Version(hlc: HLC(wallMillis: 1, logical: 0), origin: me)
+        func entry(_ id: String, _ value: Value) -> Entry { Entry(suite: "g", key: "groupsync.notification." + id, value: value, version: version) }
+        let entries = [entry("z-later", .dictionary(request("pending", requestedAt: Double(now + 1_000), ["order": .int(0)]))),
+                       entry("b-second", .dictionary(request("pending", requestedAt: Double(now), ["order": .int(1)]))),
+                       entry("a-not-a-request", .string("x")),
+                       entry("c-first", .dictionary(request("pending", requestedAt: Double(now), ["order": .int(0)])))]
+        let ordered = ActionNotificationRequest.inFiringOrder(entries).map { String($0.key.dropFirst("groupsync.notification.".count)) }
+        #expect(ordered == ["c-first", "b-second", "z-later", "a-not-a-request"])
+    }
+
     @Test func aRequestRecordsTheDeviceItFiredOn() {
         let start = CallbackInvocation(activity: "focus", callback: .intervalDidStart, event: nil)
         let values: [String: Value] = [start.actionsKey: .array([.dictionary(["type": .string("sendNotification"),

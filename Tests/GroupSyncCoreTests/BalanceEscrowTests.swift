@@ -157,6 +157,40 @@ import Testing
         #expect(b.act(at: noon) { $0.extend() } == .capReached(used: 2, max: 2))
     }
 
+    /// A request for more slots than the peer holds gets what it holds, no more: the group never has more free
+    /// slots than the cap.
+    @Test func aRequestForMoreSlotsThanThePeerHoldsGetsOnlyWhatItHolds() {
+        let devices = group(2, maxExtensions: 2)
+        let (a, b) = (devices[0], devices[1])
+        a.act(at: noon) { $0.request(holdMs: 0, slots: 3) }
+        sync(a, b, at: noon)
+        b.act(at: noon) { $0.answerRequests() }
+        sync(a, b, at: noon)
+        let book = a.book(at: noon)
+        #expect(book.ledger.freeSlots(of: a.account, today: book.today) == 2)
+        #expect(book.ledger.freeSlots(of: b.account, today: book.today) == 0)
+    }
+
+    /// A request left by a store since moved aside is not answered: what was handed to it could never be spent.
+    @Test func aRequestOfAStoreMovedAsideIsNotAnswered() {
+        let devices = group(2)
+        let (a, b) = (devices[0], devices[1])
+        b.act(at: noon) { $0.request(holdMs: 50 * minute) }
+        let old = b.account
+        sync(a, b, at: noon)
+        b.moveStoreAside(newStoreID: "store-2b", group: devices)
+        sync(a, b, at: noon)
+        b.act(at: noon) { $0.register() }
+        sync(a, b, at: noon)
+        #expect(a.book(at: noon).ledger.isRetired(old))
+        let before = a.book(at: noon).ledger
+        a.act(at: noon) { $0.answerRequests() }
+        let after = a.book(at: noon).ledger
+        #expect(after.dayTransfers[a.account]?[old] == before.dayTransfers[a.account]?[old])
+        #expect(after.earnedTransfers[a.account]?[old] == before.earnedTransfers[a.account]?[old])
+        #expect(after.heldMs(of: a.account, today: a.book(at: noon).today) == before.heldMs(of: a.account, today: a.book(at: noon).today))
+    }
+
     /// `balance extend`'s attempt: a refusal keeps nothing but the withdrawal of the request for a slot, so an
     /// open request cannot keep this device from answering the others for the rest of the day.
     @Test func aRefusedExtensionWithdrawsTheRequestAndChangesNothingElse() {

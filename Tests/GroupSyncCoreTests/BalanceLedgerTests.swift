@@ -22,6 +22,18 @@ import Testing
         #expect(!s.timeUp)
     }
 
+    /// A balance that is empty because nothing was granted (a daily base of 0, nothing earned) is not "time's
+    /// up": time is up once spending brought it to zero.
+    @Test func anEmptyBalanceNothingWasSpentFromIsNotTimeUp() {
+        let device = solo(base: 0)
+        device.act(at: noon) { $0.register() }
+        #expect(device.summary(at: noon).remainingMs == 0)
+        #expect(!device.summary(at: noon).timeUp)
+        device.act(at: noon) { $0.earn(minute, reason: "") }
+        #expect(device.act(at: noon + 1) { $0.spend(minute) } == minute)
+        #expect(device.summary(at: noon + 2).timeUp)
+    }
+
     @Test func spendingTakesTodayFirstThenEarnedAndNeverGoesBelowZero() {
         let device = solo()
         device.act(at: noon) { $0.earn(10 * minute, reason: "push-ups") }

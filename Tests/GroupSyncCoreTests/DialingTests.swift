@@ -40,6 +40,10 @@ import Testing
         #expect(backoff.nextDelay(unit: 0) == 250)
         // A ceiling below the usual one is not taken: refusals never redial sooner.
         #expect(ReconnectBackoff(maxMillis: 60_000, refusedMaxMillis: 1_000).refusedMaxMillis == 60_000)
+        // A session that lasted forgets the refusal too: the next failure after it is an ordinary one.
+        backoff.peerRefused = true
+        backoff.reset()
+        #expect(!backoff.peerRefused)
     }
 
     @Test func crossingConnectionsAreResolvedAlikeOnBothSides() throws {

@@ -22,6 +22,14 @@ import Testing
         #expect(ISO8601.parse("2026-11-29T14:15+01:00") == 1_795_958_100)
     }
 
+    /// A time of day out of range, or anything after the zone, is not a date-time.
+    @Test func outOfRangeTimesAndTextAfterTheZoneAreRefused() {
+        for text in ["2026-11-29T24:00Z", "2026-11-29T23:60Z", "2026-11-29T23:59:61Z", "2026-11-29T13:15:00Zx",
+                     "2026-11-29T13:15:00+01:00x", "2026-11-29T13:15:00+0100 ", "2026-11-29T13:15:00+24:00", "2026-11-29T13:15:00+01:60"] {
+            #expect(ISO8601.parse(text) == nil, "\(text)")
+        }
+    }
+
     /// Dates are read at the millisecond they print with, so what `get` shows is what is stored, and a
     /// fraction that rounds into year 10000 makes a date the store refuses rather than one it cannot print.
     @Test func readsToTheMillisecond() {

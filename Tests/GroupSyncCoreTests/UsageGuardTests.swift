@@ -102,6 +102,16 @@ import Testing
     }
 }
 
+/// `count` paired devices sharing a day of `base` minutes, registered and settled the day before.
+func usageGroup(of count: UInt8, base: Double = 60) -> [BalanceDevice] {
+    let devices = pairedDevices(count)
+    devices[0].setPolicy(BalancePolicy.Key.dailyBase, .double(base), at: noon - 2 * day)
+    syncAll(devices, at: noon - day)
+    for d in devices { d.act(at: noon - day) { $0.register() } }
+    settle(devices, at: noon - day)
+    return devices
+}
+
 /// Usage recorded on devices: charged once, refunded when it turns out to be a phantom, paid by one
 /// device when two report the same monitor.
 @Suite struct UsageChargeTests {
@@ -208,18 +218,8 @@ import Testing
         #expect(device.summary(at: noon).remainingMs == 4 * minute)
     }
 
-    /// `count` paired devices sharing a 60-minute day, registered and settled the day before.
-    func group(of count: UInt8) -> [BalanceDevice] {
-        let devices = pairedDevices(count)
-        devices[0].setPolicy(BalancePolicy.Key.dailyBase, .double(60), at: noon - 2 * day)
-        syncAll(devices, at: noon - day)
-        for d in devices { d.act(at: noon - day) { $0.register() } }
-        settle(devices, at: noon - day)
-        return devices
-    }
-
     @Test func theSameMonitorReportedByTwoPartitionedDevicesIsPaidOnce() {
-        let devices = group(of: 2)
+        let devices = usageGroup(of: 2)
         // Both devices hear every threshold while cut off from each other.
         for d in devices { for quarter in 1...20 { _ = record(d, "used-\(Double(quarter) / 4)", at: armed + Int64(quarter) * 15_000 + 100) } }
         #expect(devices[0].summary(at: noon).remainingMs == 55 * minute, "each side alone counts 5 minutes once")
@@ -261,7 +261,7 @@ import Testing
     /// (a duplicate report that charged nothing). It cannot give back, the others never lower, so usage
     /// charged on both sides of a partition by two other devices stayed charged twice for good.
     @Test func anEmptyChargeDoesNotMakeItsDeviceTheOwnerThatMustGiveBack() {
-        let devices = group(of: 3)
+        let devices = usageGroup(of: 3)
         _ = record(devices[1], "used-1", at: armed + minute + 1_000)
         settle(devices, at: armed + minute + 2_000)
         let duplicate = record(devices[0], "used-1", at: armed + minute + 3_000)
@@ -325,12 +325,8 @@ import Testing
     /// The overpayment is no credit against another monitor's debt, and the device that is not the owner gives
     /// its part back on its own, without waiting for the owner (which may be offline).
     @Test func anOverpaidMonitorCancelsNoOtherDebtAndANonOwnerGivesBackItsExcess() {
-        let devices = pairedDevices(2)
+        let devices = usageGroup(of: 2, base: 0)
         let (first, second) = (devices[0], devices[1])
-        first.setPolicy(BalancePolicy.Key.dailyBase, .double(0), at: noon - 2 * day)
-        syncAll(devices, at: noon - day)
-        for d in devices { d.act(at: noon - day) { $0.register() } }
-        settle(devices, at: noon - day)
         first.act(at: noon - day) { $0.earn(60 * minute, reason: "push-ups") }
         settle(devices, at: noon - day)
         let today = first.summary(at: noon).day
